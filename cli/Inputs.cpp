@@ -1,0 +1,53 @@
+#include "cli/Inputs.h"
+
+#include <algorithm>
+
+#include "tlm/config/Loader.h"
+
+namespace po = boost::program_options;
+
+namespace scoville::cli {
+
+void addInputOptions(po::options_description& description, InputOptions& options, bool withWorkload) {
+  description.add_options()("platform,p", po::value(&options.platform)->default_value(options.platform),
+                            "platform NAME (from platforms/) or FILE.yaml");
+  if (withWorkload) {
+    description.add_options()("model,m", po::value(&options.model)->default_value(options.model),
+                              "model NAME (from workloads/models/) or FILE.yaml")(
+        "scenario,s", po::value(&options.scenario)->default_value(options.scenario),
+        "scenario NAME (from workloads/scenarios/) or FILE.yaml");
+  }
+  description.add_options()("set", po::value(&options.sets)->composing(),
+                            "override one key: ROOT.dotted.key=VALUE with ROOT platform, model or scenario "
+                            "(repeatable), e.g. --set platform.chip.hbm.bandwidth=\"8 TB/s\"");
+}
+
+Inputs loadInputs(const InputOptions& options, bool withWorkload) {
+  std::vector<std::string> roots{"platform"};
+  if (withWorkload) {
+    roots.emplace_back("model");
+    roots.emplace_back("scenario");
+  }
+  config::Overrides overrides(roots);
+  for (const std::string& set : options.sets) overrides.add(set);
+
+  Inputs inputs;
+  inputs.overrides = options.sets;
+  std::sort(inputs.overrides.begin(), inputs.overrides.end());
+  inputs.overrides.erase(std::unique(inputs.overrides.begin(), inputs.overrides.end()), inputs.overrides.end());
+
+  const std::string platformFile = config::resolveConfigFile("platform", "platforms", options.platform);
+  inputs.platform = platform::PlatformConfig::schema().parse(
+      config::loadConfigFile("platform", platformFile, overrides.forRoot("platform")));
+  if (withWorkload) {
+    const std::string modelFile = config::resolveConfigFile("model", "workloads/models", options.model);
+    const std::string scenarioFile = config::resolveConfigFile("scenario", "workloads/scenarios", options.scenario);
+    inputs.model =
+        workload::ModelConfig::schema().parse(config::loadConfigFile("model", modelFile, overrides.forRoot("model")));
+    inputs.scenario = workload::ScenarioConfig::schema().parse(
+        config::loadConfigFile("scenario", scenarioFile, overrides.forRoot("scenario")));
+  }
+  return inputs;
+}
+
+}  // namespace scoville::cli

@@ -1,0 +1,41 @@
+#pragma once
+// Options shared by the subcommands that read configuration, and the loading of those inputs.
+
+#include <boost/program_options.hpp>
+#include <string>
+#include <vector>
+
+#include "platforms/PlatformConfig.h"
+#include "workloads/ModelConfig.h"
+#include "workloads/ScenarioConfig.h"
+
+namespace scoville::cli {
+
+/// Built-in choices when an option is not given (the README's "default platform").
+inline constexpr const char* kDefaultPlatform = "jalapeno";
+inline constexpr const char* kDefaultModel = "llama-3.1-70b";
+inline constexpr const char* kDefaultScenario = "decode-step";
+
+struct InputOptions {
+  std::string platform = kDefaultPlatform;
+  std::string model = kDefaultModel;
+  std::string scenario = kDefaultScenario;
+  std::vector<std::string> sets;
+};
+
+/// Adds --platform, --model, --scenario (as requested) and --set to `description`.
+void addInputOptions(boost::program_options::options_description& description, InputOptions& options,
+                     bool withWorkload);
+
+struct Inputs {
+  platform::PlatformConfig platform;
+  workload::ModelConfig model;
+  workload::ScenarioConfig scenario;
+  std::vector<std::string> overrides;  ///< the --set options, sorted, as given
+};
+
+/// Resolves and parses the platform (and, with withWorkload, the model and scenario), applying
+/// the --set overrides. Throws config::ConfigError on any bad input.
+Inputs loadInputs(const InputOptions& options, bool withWorkload);
+
+}  // namespace scoville::cli

@@ -1,0 +1,17 @@
+#pragma once
+// Writing result files whole or not at all.
+
+#include <string>
+
+namespace scoville::cli {
+
+/// Creates `directory` if needed and proves it writable by creating and removing a probe file.
+/// Throws config::ConfigError(kOutputNotWritable) otherwise. Call before simulating.
+void prepareOutputDirectory(const std::string& directory);
+
+/// Writes `content` to `path` atomically: a temporary file in the same directory, flushed and
+/// fsync'ed, then renamed over `path`. On any failure the temporary is removed, `path` is left
+/// as it was, and std::runtime_error is thrown.
+void writeFileAtomically(const std::string& path, const std::string& content);
+
+}  // namespace scoville::cli

@@ -1,0 +1,28 @@
+#include "hw/ChipConfig.h"
+
+namespace scoville::hw {
+
+using namespace scoville::config;
+
+const Schema<InterconnectConfig>& InterconnectConfig::schema() {
+  static const Schema<InterconnectConfig> s =
+      Schema<InterconnectConfig>("interconnect", "On-chip network between the chip's units.")
+          .quantity("hop_latency", &InterconnectConfig::hopLatencyS, dim::kTime, required(), nonNegative(),
+                    "latency of one traversal; a transaction pays it to the unit and back");
+  return s;
+}
+
+const Schema<ChipConfig>& ChipConfig::schema() {
+  static const Schema<ChipConfig> s =
+      Schema<ChipConfig>("chip", "One chip type: tensor core, HBM, on-chip interconnect and power rating.")
+          .text("name", &ChipConfig::name, required(), "chip type name, used in reports")
+          .quantity("rated_power", &ChipConfig::ratedPowerW, dim::kPower, required(), positive(),
+                    "thermal design power (TDP) the chip is rated for")
+          .child("tensor_core", &ChipConfig::tensorCore, TensorCoreConfig::schema(), required(), "matrix engine")
+          .child("hbm", &ChipConfig::hbm, MemoryControllerConfig::schema(), required(), "HBM memory")
+          .child("interconnect", &ChipConfig::interconnect, InterconnectConfig::schema(), required(),
+                 "on-chip network");
+  return s;
+}
+
+}  // namespace scoville::hw

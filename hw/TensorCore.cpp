@@ -1,0 +1,67 @@
+#include "hw/TensorCore.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tlm/Time.h"
+
+namespace scoville::hw {
+
+namespace {
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      m_config(config),
+      m_stats("tensor_core", "systolic matrix engine"),
+      m_gemms(m_stats.counter("gemms", "", "GEMM transactions executed")),
+      m_flops(m_stats.counter("flops", "FLOP", "FLOPs executed (2 per MAC)")),
+      m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the array was occupied")),
+      m_idealCycles(m_stats.counter("ideal_cycles", "cycle", "cycles the same FLOPs need at 100% array use")),
+      m_queueTime(m_stats.counter("queue_time", "s", "time GEMMs waited for the array to free up")) {
+  socket.register_b_transport(this, &TensorCore::bTransport);
+  m_stats.formula("array_utilization", "", "ideal_cycles / busy_cycles", [this] {
+    return m_busyCycles.value() > 0 ? m_idealCycles.value() / m_busyCycles.value() : 0.0;
+  });
+}
+
+uint64_t TensorCore::gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p) {
+  const double rate = config.macsPerCell.of(p);
+  if (rate <= 0.0 || shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.count == 0) return 0;
+  const auto rows = static_cast<uint64_t>(config.arrayRows);
+  const auto cols = static_cast<uint64_t>(config.arrayCols);
+  // A rate below 1 (e.g. FP32 at quarter rate) stretches each tile; above 1 widens the array.
+  const auto effectiveCols = static_cast<uint64_t>(std::max(1.0, std::floor(static_cast<double>(cols) * rate)));
+  const double slowdown = rate < 1.0 ? 1.0 / rate : 1.0;
+  const uint64_t tiles = ceilDiv(shape.k, rows) * ceilDiv(shape.n, effectiveCols);
+  const uint64_t perTile = config.operandBuffers >= 2 ? std::max(shape.m, rows) : shape.m + rows;
+  const uint64_t rounds = ceilDiv(shape.count * tiles, static_cast<uint64_t>(config.count));
+  const double streaming = static_cast<double>(rounds * perTile) * slowdown;
+  return static_cast<uint64_t>(std::ceil(streaming)) + rows + cols +
+         static_cast<uint64_t>(config.pipelineLatencyCycles);
+}
+
+void TensorCore::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  const tlm::OpExtension& op = tlm::opOf(payload);
+  const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? gemmCycles(m_config, op.shape, op.precision) : 0;
+  if (cycles == 0) {
+    payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
+  const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
+  const sc_core::sc_time start = std::max(arrival, m_busyUntil);
+  m_busyUntil = start + tlm::durationCeil(static_cast<double>(cycles) / m_config.clockHz);
+  delay = m_busyUntil - sc_core::sc_time_stamp();
+
+  const double flops = op.shape.flops();
+  m_gemms.add();
+  m_flops.add(flops);
+  m_busyCycles.add(static_cast<double>(cycles));
+  m_idealCycles.add(flops / (m_config.peakFlops(op.precision) / m_config.clockHz));
+  m_queueTime.add((start - arrival).to_seconds());
+  payload.set_response_status(::tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace scoville::hw

@@ -1,0 +1,56 @@
+#pragma once
+// Tensor core: `count` weight-stationary systolic arrays behind one TLM-2.0 target socket.
+//
+// Timing model (per GEMM of `count` x (M x K) * (K x N) at precision p, rate r = MACs/cell/cycle):
+//   tiles         = ceil(K / rows) * ceil(N / (cols * r))
+//   cycles/tile   = max(M, rows)       M activation rows stream through a loaded weight tile; with
+//                                      >= 2 operand buffers the next tile's `rows` load cycles
+//                                      overlap the stream, so a tile costs the longer of the two
+//                                      (single buffered: M + rows)
+//   rounds        = ceil(batch * tiles / arrays)   tiles are dealt round-robin to the `count` arrays
+//   cycles        = rounds * cycles/tile + rows + cols + pipeline_latency  (fill + drain)
+// so a large GEMM approaches peak while a decode GEMV (M = 1..8) is limited by weight-tile loads
+// and uses M/rows of the array; too few tiles leave arrays idle. The core executes one GEMM at a time; overlapping requests queue
+// behind m_busyUntil, which is how contention between initiators shows up.
+
+#include <cstdint>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "hw/TensorCoreConfig.h"
+#include "tlm/OpExtension.h"
+#include "tlm/stats/StatsGroup.h"
+
+namespace scoville::hw {
+
+class TensorCore : public sc_core::sc_module {
+ public:
+  /// Accepts kGemm payloads; anything else gets TLM_COMMAND_ERROR_RESPONSE.
+  tlm_utils::simple_target_socket<TensorCore> socket;
+
+  TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config);
+  TensorCore(const TensorCore&) = delete;
+  TensorCore& operator=(const TensorCore&) = delete;
+
+  const TensorCoreConfig& config() const { return m_config; }
+  const stats::Group& stats() const { return m_stats; }
+
+  /// Cycles for one GEMM under the model above; 0 when precision p is unsupported.
+  static uint64_t gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p);
+
+ private:
+  void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+
+  TensorCoreConfig m_config;
+  sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
+
+  stats::Group m_stats;
+  stats::Counter& m_gemms;
+  stats::Counter& m_flops;
+  stats::Counter& m_busyCycles;
+  stats::Counter& m_idealCycles;
+  stats::Counter& m_queueTime;
+};
+
+}  // namespace scoville::hw

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "tlm/Precision.h"
+#include "tlm/config/Schema.h"
+
+namespace scoville::hw {
+
+/// Multiply-accumulates each array cell completes per cycle, per compute precision (0: the
+/// format is not supported by the array).
+struct MacRates {
+  double fp32 = 0.0;
+  double bf16 = 0.0;
+  double fp8 = 0.0;
+  double fp4 = 0.0;
+
+  double of(tlm::Precision p) const;
+  static const config::Schema<MacRates>& schema();
+};
+
+/// A weight-stationary systolic matrix engine (see TensorCore.h for the timing model).
+struct TensorCoreConfig {
+  int count = 0;              ///< identical arrays that share the tiles of each GEMM
+  double clockHz = 0.0;
+  int arrayRows = 0;          ///< reduction (K) dimension of the array
+  int arrayCols = 0;          ///< output (N) dimension of the array
+  MacRates macsPerCell;
+  int pipelineLatencyCycles = 0;
+  int operandBuffers = 0;     ///< weight-tile staging buffers; 2 = double buffering
+
+  /// Peak dense FLOP/s at precision p over all arrays (2 FLOPs per MAC).
+  double peakFlops(tlm::Precision p) const;
+  static const config::Schema<TensorCoreConfig>& schema();
+};
+
+}  // namespace scoville::hw

@@ -1,0 +1,162 @@
+#include "tlm/config/Loader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#ifndef SCOVILLE_SOURCE_DIR
+#error "SCOVILLE_SOURCE_DIR must be defined by the build"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace scoville::config {
+
+void Overrides::add(const std::string& option) {
+  const std::string where = "--set " + option;
+  const std::size_t eq = option.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ConfigError(ErrorKind::kBadOverride, where, "expected --set root.key=value (e.g. platform.chip.clock=2GHz)");
+  }
+  const std::string path = option.substr(0, eq);
+  const std::string value = option.substr(eq + 1);
+  const std::string root = path.substr(0, path.find('.'));
+  if (std::find(m_roots.begin(), m_roots.end(), root) == m_roots.end() || root == path) {
+    throw ConfigError(ErrorKind::kBadOverride, where,
+                      fmt::format("'{}' must start with one of: {} followed by a dotted key", path,
+                                  fmt::join(m_roots, ". ")));
+  }
+  if (path.find("..") != std::string::npos || path.back() == '.') {
+    throw ConfigError(ErrorKind::kBadOverride, where, fmt::format("'{}' has an empty key segment", path));
+  }
+  const auto [it, inserted] = m_values.emplace(path, value);
+  if (!inserted && it->second != value) {
+    throw ConfigError(ErrorKind::kConflictingOverride, where,
+                      fmt::format("'{}' is set twice with different values: '{}' and '{}'", path, it->second, value));
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> Overrides::forRoot(const std::string& root) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string prefix = root + ".";
+  for (const auto& [path, value] : m_values) {
+    if (path.rfind(prefix, 0) == 0) out.emplace_back(path.substr(prefix.size()), value);
+  }
+  return out;
+}
+
+std::string dataDirectory() {
+  if (const char* env = std::getenv("SCOVILLE_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  return SCOVILLE_SOURCE_DIR;
+}
+
+std::vector<std::string> shippedNames(const std::string& subdir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(dataDirectory()) / subdir, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string resolveConfigFile(const std::string& optionName, const std::string& subdir,
+                              const std::string& nameOrFile) {
+  const bool isPath = nameOrFile.find('/') != std::string::npos || fs::path(nameOrFile).extension() == ".yaml" ||
+                      fs::path(nameOrFile).extension() == ".yml";
+  if (isPath) {
+    std::error_code ec;
+    if (!fs::is_regular_file(nameOrFile, ec)) {
+      throw ConfigError(ErrorKind::kFileNotFound, nameOrFile,
+                        fmt::format("{} file not found (from --{} {})", optionName, optionName, nameOrFile));
+    }
+    return nameOrFile;
+  }
+  const fs::path shipped = fs::path(dataDirectory()) / subdir / (nameOrFile + ".yaml");
+  std::error_code ec;
+  if (fs::is_regular_file(shipped, ec)) return shipped.string();
+  const std::vector<std::string> names = shippedNames(subdir);
+  const std::string near = nearestMatch(nameOrFile, names);
+  throw ConfigError(ErrorKind::kUnknownName, "--" + optionName + " " + nameOrFile,
+                    fmt::format("no shipped {} named '{}'{}; shipped: {} (or give a path to a .yaml file)", optionName,
+                                nameOrFile, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
+                                names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+}
+
+namespace {
+
+// Sets root[a][b][c] = value for the dotted path "a.b.c", creating maps on the way.
+void applyOverride(YAML::Node map, const std::string& dotted, const std::string& fullPath, const YAML::Node& value,
+                   const std::string& where) {
+  const std::size_t dot = dotted.find('.');
+  const std::string key = dotted.substr(0, dot);
+  if (!map.IsMap() && !map.IsNull()) {
+    throw ConfigError(ErrorKind::kBadOverride, where,
+                      fmt::format("cannot set '{}': its parent is {}, not a map", fullPath, describeShape(map)));
+  }
+  if (dot == std::string::npos) {
+    map[key] = value;
+    return;
+  }
+  YAML::Node next = map[key];  // creates an empty entry when missing
+  applyOverride(next, dotted.substr(dot + 1), fullPath, value, where);
+}
+
+Node finish(const std::string& rootKey, YAML::Node document, std::shared_ptr<Source> source,
+            const std::vector<std::pair<std::string, std::string>>& overrides) {
+  if (!document || document.IsNull()) {
+    throw ConfigError(ErrorKind::kEmptyFile, source->file, fmt::format("the file is empty; expected a {} map", rootKey));
+  }
+  if (!document.IsMap()) {
+    throw ConfigError(ErrorKind::kWrongType, source->file,
+                      fmt::format("expected the file to hold a {} map, got {}", rootKey, describeShape(document)));
+  }
+  for (const auto& [path, text] : overrides) {
+    const std::string fullPath = rootKey + "." + path;
+    const std::string where = fmt::format("--set {}={}", fullPath, text);
+    YAML::Node value;
+    try {
+      value = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw ConfigError(ErrorKind::kBadOverride, where, fmt::format("value is not valid YAML: {}", e.msg));
+    }
+    applyOverride(document, path, fullPath, value, where);
+    source->overrideText[fullPath] = where;
+  }
+  return Node(document, std::move(source), rootKey);
+}
+
+}  // namespace
+
+Node loadConfigText(const std::string& rootKey, const std::string& text, const std::string& sourceName,
+                    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  auto source = std::make_shared<Source>(Source{sourceName, {}});
+  YAML::Node document;
+  try {
+    document = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(ErrorKind::kYamlSyntax, fmt::format("{}:{}:{}", sourceName, e.mark.line + 1, e.mark.column + 1),
+                      fmt::format("YAML syntax error: {}", e.msg));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(ErrorKind::kYamlSyntax, sourceName, fmt::format("YAML error: {}", e.msg));
+  }
+  return finish(rootKey, std::move(document), std::move(source), overrides);
+}
+
+Node loadConfigFile(const std::string& rootKey, const std::string& file,
+                    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::ifstream in(file, std::ios::binary);
+  std::error_code ec;
+  if (!in || fs::is_directory(file, ec)) {
+    throw ConfigError(ErrorKind::kFileNotFound, file, fmt::format("cannot open {} file", rootKey));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return loadConfigText(rootKey, text.str(), file, overrides);
+}
+
+}  // namespace scoville::config

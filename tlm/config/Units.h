@@ -1,0 +1,79 @@
+#pragma once
+// One parser for every physical quantity in Scoville's configuration files.
+//
+// A quantity is a number followed by a unit: "4.8 TB/s", "700 W", "1.8 GHz", "96 MiB", "250 ns",
+// "3.9 pJ/bit", "2.5 PFLOP/s". Values are converted once to SI base units (seconds, bytes,
+// joules, FLOPs and their quotients) and carried as double from then on.
+//
+// Prefixes: decimal f p n u m k/K M G T P (10^3 steps); binary Ki Mi Gi Ti Pi (2^10 steps) on
+// B and bit only. "b"/"bit" are bits (1/8 byte), "B" bytes; "Gbps" is accepted for Gbit/s.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace scoville::config {
+
+/// Physical dimension as integer exponents of the base quantities time, bytes, energy and FLOPs.
+struct Dimension {
+  int8_t time = 0;
+  int8_t bytes = 0;
+  int8_t energy = 0;
+  int8_t flops = 0;
+
+  friend bool operator==(const Dimension& a, const Dimension& b) {
+    return a.time == b.time && a.bytes == b.bytes && a.energy == b.energy && a.flops == b.flops;
+  }
+  friend bool operator!=(const Dimension& a, const Dimension& b) { return !(a == b); }
+};
+
+namespace dim {
+inline constexpr Dimension kDimensionless{};
+inline constexpr Dimension kTime{1, 0, 0, 0};
+inline constexpr Dimension kFrequency{-1, 0, 0, 0};
+inline constexpr Dimension kBytes{0, 1, 0, 0};
+inline constexpr Dimension kBandwidth{-1, 1, 0, 0};
+inline constexpr Dimension kEnergy{0, 0, 1, 0};
+inline constexpr Dimension kPower{-1, 0, 1, 0};
+inline constexpr Dimension kEnergyPerByte{0, -1, 1, 0};
+inline constexpr Dimension kEnergyPerFlop{0, 0, 1, -1};
+inline constexpr Dimension kFlops{0, 0, 0, 1};
+inline constexpr Dimension kFlopRate{-1, 0, 0, 1};
+}  // namespace dim
+
+/// A value in SI base units together with its dimension.
+struct Quantity {
+  double value = 0.0;
+  Dimension dimension;
+};
+
+/// Raised by the unit parser; the message says what was wrong with the text, without location
+/// (the configuration layer adds file, line and key).
+class UnitError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Parses "NUMBER UNIT" into SI units. Throws UnitError on a malformed number, an unknown unit
+/// or a missing unit (a bare number is rejected: units are never guessed).
+Quantity parseQuantity(std::string_view text);
+
+/// Parses text and checks it has the expected dimension; returns the SI value.
+/// Throws UnitError naming the expected kind of quantity and an example.
+double parseQuantityAs(std::string_view text, Dimension expected);
+
+/// Human name of a dimension ("bandwidth", "time", ...); "quantity" for unnamed ones.
+std::string dimensionName(Dimension d);
+
+/// A typical example value of a dimension, used in error messages and docs ("4.8 TB/s").
+std::string dimensionExample(Dimension d);
+
+/// The SI unit symbol of a dimension ("B/s", "s", "W", ...), used in reports.
+std::string siUnit(Dimension d);
+
+/// Formats an SI value with a readable decimal prefix and 4 significant digits: 4.8e12 B/s ->
+/// "4.8 TB/s". Inverse of parseQuantity up to rounding.
+std::string formatQuantity(double siValue, Dimension d);
+
+}  // namespace scoville::config

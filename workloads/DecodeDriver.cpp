@@ -1,0 +1,71 @@
+#include "workloads/DecodeDriver.h"
+
+#include <fmt/format.h>
+
+namespace scoville::workload {
+
+DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      m_plan(std::move(plan)),
+      m_timings(m_plan.ops.size()),
+      m_ready("ready", kPrefetchDepth) {
+  SC_HAS_PROCESS(DecodeDriver);
+  SC_THREAD(loadStream);
+  SC_THREAD(computeStream);
+}
+
+bool DecodeDriver::issue(tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
+                         uint32_t layer) {
+  tlm::PayloadRef payload(m_pool);
+  tlm::OpExtension& op = payload.op();
+  op.kind = kind;
+  op.bytes = bytes;
+  op.precision = m_plan.computePrecision;
+  op.phase = tlm::LlmPhase::kDecode;
+  op.layer = layer;
+  if (gemm != nullptr) op.shape = *gemm;
+  payload->set_address(address);
+  payload->set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
+                       : kind == tlm::OpKind::kGemm                                   ? ::tlm::TLM_IGNORE_COMMAND
+                                                                                       : ::tlm::TLM_READ_COMMAND);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket->b_transport(*payload, delay);
+  if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE && m_error.empty()) {
+    m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", layer,
+                          kind == tlm::OpKind::kGemm ? "GEMM" : "memory access", address, bytes,
+                          payload->get_response_string());
+    return false;
+  }
+  wait(delay);
+  return true;
+}
+
+void DecodeDriver::loadStream() {
+  for (std::size_t i = 0; i < m_plan.ops.size() && m_error.empty(); ++i) {
+    const PlannedOp& op = m_plan.ops[i];
+    m_timings[i].loadStart = sc_core::sc_time_stamp();
+    for (const MemoryAccess& access : op.accesses) {
+      if (!issue(access.kind, access.address, access.bytes, nullptr, op.layer)) break;
+    }
+    m_timings[i].loadEnd = sc_core::sc_time_stamp();
+    m_ready.write(i);  // blocks while kPrefetchDepth ops are loaded but not yet computed
+  }
+}
+
+void DecodeDriver::computeStream() {
+  const sc_core::sc_time begin = sc_core::sc_time_stamp();
+  for (std::size_t n = 0; n < m_plan.ops.size(); ++n) {
+    std::size_t i = 0;
+    m_ready.read(i);
+    if (!m_error.empty()) return;
+    const PlannedOp& op = m_plan.ops[i];
+    m_timings[i].computeStart = sc_core::sc_time_stamp();
+    if (op.gemm && !issue(tlm::OpKind::kGemm, 0, 0, &*op.gemm, op.layer)) return;
+    m_timings[i].computeEnd = sc_core::sc_time_stamp();
+  }
+  m_stepTime = sc_core::sc_time_stamp() - begin;
+  m_finished = true;
+}
+
+}  // namespace scoville::workload
