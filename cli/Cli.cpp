@@ -38,7 +38,7 @@ int configDocsCommand(const Args& args, std::ostream& out) {
   po::store(po::command_line_parser(args).options(description).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    out << description << "\n";
+    out << "usage: scoville config-docs > docs/config.md\n" << description << "\n";
     return kExitOk;
   }
   out << "# Configuration reference\n\n"

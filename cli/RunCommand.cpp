@@ -45,14 +45,12 @@ nlohmann::ordered_json decodeResults(const workload::DecodeDriver& driver, const
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
     const workload::PlannedOp& op = plan.ops[i];
     const auto& t = driver.timings()[i];
-    double bytes = 0.0;
-    for (const auto& access : op.accesses) bytes += static_cast<double>(access.bytes);
     auto& entry = perOp[op.name];
-    if (seen[op.name]++ == 0) entry = {{"count", 0}, {"bytes", 0.0}, {"flops", 0.0}, {"compute_time_s", 0.0},
+    if (seen[op.name]++ == 0) entry = {{"tiles", 0}, {"bytes", 0.0}, {"flops", 0.0}, {"compute_time_s", 0.0},
                                        {"stall_time_s", 0.0}};
-    entry["count"] = entry["count"].get<int>() + 1;
-    entry["bytes"] = entry["bytes"].get<double>() + bytes;
-    entry["flops"] = entry["flops"].get<double>() + (op.gemm ? op.gemm->flops() : 0.0);
+    entry["tiles"] = entry["tiles"].get<int>() + 1;
+    entry["bytes"] = entry["bytes"].get<double>() + static_cast<double>(op.bytes());
+    entry["flops"] = entry["flops"].get<double>() + op.flops();
     entry["compute_time_s"] = entry["compute_time_s"].get<double>() + (t.computeEnd - t.computeStart).to_seconds();
     // Time the compute stream sat waiting for this op's operands.
     const sc_core::sc_time previousEnd = i > 0 ? driver.timings()[i - 1].computeEnd : sc_core::SC_ZERO_TIME;
@@ -78,6 +76,7 @@ nlohmann::ordered_json decodeResults(const workload::DecodeDriver& driver, const
             {"bound_s", bound},
             {"bound_by", memoryBound >= computeBound ? "memory" : "compute"},
             {"fraction_of_bound", bound / step}}},
+          {"tiles", plan.ops.size()},
           {"per_op", perOp}};
 }
 
@@ -137,7 +136,7 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // One elaboration per process: the platform and the driver live for the rest of sc_main.
   platform::Platform platform("platform", inputs.platform);
-  workload::DecodeDriver driver("driver", std::move(plan));
+  workload::DecodeDriver driver("driver", std::move(plan), inputs.platform.chip.sram.stagingBuffers);
   driver.socket.bind(platform.chip().socket());
   sc_core::sc_start();
 

@@ -4,12 +4,13 @@
 
 namespace scoville::workload {
 
-DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan)
+DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers)
     : sc_core::sc_module(name),
       socket("socket"),
       m_plan(std::move(plan)),
       m_timings(m_plan.ops.size()),
-      m_ready("ready", kPrefetchDepth) {
+      m_ready("ready", stagingBuffers),
+      m_freeBuffers("free_buffers", stagingBuffers) {
   SC_HAS_PROCESS(DecodeDriver);
   SC_THREAD(loadStream);
   SC_THREAD(computeStream);
@@ -44,12 +45,13 @@ bool DecodeDriver::issue(tlm::OpKind kind, uint64_t address, uint64_t bytes, con
 void DecodeDriver::loadStream() {
   for (std::size_t i = 0; i < m_plan.ops.size() && m_error.empty(); ++i) {
     const PlannedOp& op = m_plan.ops[i];
+    m_freeBuffers.wait();
     m_timings[i].loadStart = sc_core::sc_time_stamp();
     for (const MemoryAccess& access : op.accesses) {
       if (!issue(access.kind, access.address, access.bytes, nullptr, op.layer)) break;
     }
     m_timings[i].loadEnd = sc_core::sc_time_stamp();
-    m_ready.write(i);  // blocks while kPrefetchDepth ops are loaded but not yet computed
+    m_ready.write(i);
   }
 }
 
@@ -61,8 +63,11 @@ void DecodeDriver::computeStream() {
     if (!m_error.empty()) return;
     const PlannedOp& op = m_plan.ops[i];
     m_timings[i].computeStart = sc_core::sc_time_stamp();
-    if (op.gemm && !issue(tlm::OpKind::kGemm, 0, 0, &*op.gemm, op.layer)) return;
+    for (const tlm::GemmShape& gemm : op.gemms) {
+      if (!issue(tlm::OpKind::kGemm, 0, 0, &gemm, op.layer)) return;
+    }
     m_timings[i].computeEnd = sc_core::sc_time_stamp();
+    m_freeBuffers.post();
   }
   m_stepTime = sc_core::sc_time_stamp() - begin;
   m_finished = true;

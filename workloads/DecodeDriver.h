@@ -1,11 +1,12 @@
 #pragma once
 // Issues a DecodePlan to a chip as TLM-2.0 transactions and records when each op ran.
 //
-// Two SC_THREADs model the chip's two streams: the load stream issues each op's memory
-// transactions in order; the compute stream runs each op's GEMM once that op's data has arrived.
-// They are coupled by a FIFO of depth kPrefetchDepth (operands of the next op load while the
-// current one computes; double buffering in on-chip SRAM), so the step time emerges from the
-// memory controller and tensor core timing and their overlap, never from arithmetic here.
+// Two SC_THREADs model the chip's two streams: the load stream issues each tile's memory
+// transactions in order; the compute stream runs each tile's GEMMs once its data has arrived.
+// They share the chip's SRAM staging buffers: the load stream takes a free buffer before it
+// loads a tile, the compute stream frees it when the tile's GEMMs are done (with two buffers,
+// tile i+1 loads while tile i computes). The step time thus emerges from the memory controller
+// and tensor core timing and their overlap, never from arithmetic here.
 
 #include <string>
 #include <systemc>
@@ -20,16 +21,14 @@ namespace scoville::workload {
 
 class DecodeDriver : public sc_core::sc_module {
  public:
-  /// Ops whose operands may be loaded ahead of the op being computed.
-  static constexpr int kPrefetchDepth = 2;
-
   tlm_utils::simple_initiator_socket<DecodeDriver> socket;
 
   struct OpTiming {
     sc_core::sc_time loadStart, loadEnd, computeStart, computeEnd;
   };
 
-  DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan);
+  /// stagingBuffers: SRAM buffers shared by the two streams (chip.sram.staging_buffers).
+  DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers);
   DecodeDriver(const DecodeDriver&) = delete;
   DecodeDriver& operator=(const DecodeDriver&) = delete;
 
@@ -49,7 +48,8 @@ class DecodeDriver : public sc_core::sc_module {
 
   DecodePlan m_plan;
   std::vector<OpTiming> m_timings;
-  sc_core::sc_fifo<std::size_t> m_ready;
+  sc_core::sc_fifo<std::size_t> m_ready;     // tiles loaded, in order
+  sc_core::sc_semaphore m_freeBuffers;       // staging buffers not holding a tile
   tlm::PayloadPool m_pool;
   bool m_finished = false;
   sc_core::sc_time m_stepTime;

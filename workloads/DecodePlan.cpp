@@ -1,5 +1,6 @@
 #include "workloads/DecodePlan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -10,7 +11,8 @@ namespace scoville::workload {
 
 namespace {
 
-constexpr uint64_t kAlignment = 4096;  // weight tensors start on 4 KiB boundaries
+constexpr uint64_t kAlignment = 4096;       // weight tensors start on 4 KiB boundaries
+constexpr uint64_t kTileColumnAlign = 128;  // weight tiles hold whole multiples of 128 columns
 
 uint64_t bytesOf(uint64_t elements, tlm::Precision p) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(elements) * tlm::bitsPerElement(p) / 8.0));
@@ -31,6 +33,18 @@ class AddressAllocator {
 };
 
 }  // namespace
+
+uint64_t PlannedOp::bytes() const {
+  uint64_t total = 0;
+  for (const MemoryAccess& access : accesses) total += access.bytes;
+  return total;
+}
+
+double PlannedOp::flops() const {
+  double total = 0.0;
+  for (const tlm::GemmShape& gemm : gemms) total += gemm.flops();
+  return total;
+}
 
 DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip) {
   using config::ConfigError;
@@ -95,40 +109,62 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
                                   config::formatQuantity(chip.hbm.capacityBytes, config::dim::kBytes)));
   }
 
-  const auto read = [](uint64_t address, uint64_t bytes) { return MemoryAccess{tlm::OpKind::kRead, address, bytes}; };
   const auto lastLayer = static_cast<uint32_t>(model.layers);
+  const double tileBytes = chip.sram.bufferBytes();
+
+  // y[batch x N] = x[batch x K] * W[K x N], streamed in tiles of whole output columns.
+  const auto weightGemm = [&](const char* name, uint32_t layer, uint64_t address, uint64_t k, uint64_t n) {
+    const double columnBytes = static_cast<double>(k) * tlm::bitsPerElement(w) / 8.0;
+    uint64_t columns = static_cast<uint64_t>(tileBytes / columnBytes) / kTileColumnAlign * kTileColumnAlign;
+    columns = std::max<uint64_t>(columns, kTileColumnAlign);
+    for (uint64_t first = 0; first < n; first += columns) {
+      const uint64_t last = std::min(n, first + columns);
+      const uint64_t begin = bytesOf(k * first, w);
+      const uint64_t end = bytesOf(k * last, w);
+      plan.ops.push_back(PlannedOp{name, layer, {MemoryAccess{tlm::OpKind::kRead, address + begin, end - begin}},
+                                   {tlm::GemmShape{batch, last - first, k, 1}}});
+    }
+  };
 
   // Embedding lookup: one row per request.
-  plan.ops.push_back(PlannedOp{"embedding", lastLayer, {read(embedding, bytesOf(batch * hidden, w))}, std::nullopt});
+  plan.ops.push_back(
+      PlannedOp{"embedding", lastLayer, {MemoryAccess{tlm::OpKind::kRead, embedding, bytesOf(batch * hidden, w)}}, {}});
 
+  // Attention over each request's cache in tiles of tokens (flash-decoding: partial softmax per
+  // tile, merged at the end): read the tile's keys and values, score it, weight the values.
+  const uint64_t tokensPerTile = std::max<uint64_t>(1, static_cast<uint64_t>(tileBytes) / kvPerTokenLayer);
+  const auto kvHeads = static_cast<uint64_t>(model.kvHeads);
   for (uint32_t l = 0; l < lastLayer; ++l) {
     const LayerWeights& lw = layers[l];
-    plan.ops.push_back(PlannedOp{"qkv_proj", l, {read(lw.qkv, bytesOf(hidden * (qDim + 2 * kvDim), w))},
-                                 tlm::GemmShape{batch, qDim + 2 * kvDim, hidden, 1}});
-    // Attention: read every request's cached keys and values, append the new token's.
-    PlannedOp score{"attn_score", l, {}, tlm::GemmShape{group, context + 1, headDim, batch * model.kvHeads}};
+    weightGemm("qkv_proj", l, lw.qkv, hidden, qDim + 2 * kvDim);
     for (uint64_t r = 0; r < batch; ++r) {
       const uint64_t base = kvBase[l * batch + r];
-      score.accesses.push_back(MemoryAccess{tlm::OpKind::kKvRead, base, kvPerTokenLayer * context});
-      score.accesses.push_back(MemoryAccess{tlm::OpKind::kKvAppend, base + kvPerTokenLayer * context, kvPerTokenLayer});
+      for (uint64_t first = 0; first <= context; first += tokensPerTile) {
+        const uint64_t last = std::min(context + 1, first + tokensPerTile);  // the new token included
+        PlannedOp tile{"attention", l, {}, {}};
+        const uint64_t cached = std::min(last, context) - std::min(first, context);
+        if (cached > 0) {
+          tile.accesses.push_back(MemoryAccess{tlm::OpKind::kKvRead, base + kvPerTokenLayer * first,
+                                               kvPerTokenLayer * cached});
+        }
+        if (last == context + 1) {
+          tile.accesses.push_back(
+              MemoryAccess{tlm::OpKind::kKvAppend, base + kvPerTokenLayer * context, kvPerTokenLayer});
+        }
+        tile.gemms.push_back(tlm::GemmShape{group, last - first, headDim, kvHeads});  // scores = q K^T
+        tile.gemms.push_back(tlm::GemmShape{group, headDim, last - first, kvHeads});  // out += p V
+        plan.ops.push_back(std::move(tile));
+      }
     }
-    plan.ops.push_back(std::move(score));
-    plan.ops.push_back(
-        PlannedOp{"attn_value", l, {}, tlm::GemmShape{group, headDim, context + 1, batch * model.kvHeads}});
-    plan.ops.push_back(PlannedOp{"o_proj", l, {read(lw.o, bytesOf(qDim * hidden, w))},
-                                 tlm::GemmShape{batch, hidden, qDim, 1}});
-    plan.ops.push_back(PlannedOp{"ffn_up", l, {read(lw.up, bytesOf(hidden * upWidth, w))},
-                                 tlm::GemmShape{batch, upWidth, hidden, 1}});
-    plan.ops.push_back(PlannedOp{"ffn_down", l, {read(lw.down, bytesOf(inter * hidden, w))},
-                                 tlm::GemmShape{batch, hidden, inter, 1}});
+    weightGemm("o_proj", l, lw.o, qDim, hidden);
+    weightGemm("ffn_up", l, lw.up, hidden, upWidth);
+    weightGemm("ffn_down", l, lw.down, inter, hidden);
   }
-  plan.ops.push_back(PlannedOp{"lm_head", lastLayer,
-                               {read(lmHead, bytesOf(static_cast<uint64_t>(model.vocab) * hidden, w))},
-                               tlm::GemmShape{batch, static_cast<uint64_t>(model.vocab), hidden, 1}});
+  weightGemm("lm_head", lastLayer, lmHead, hidden, static_cast<uint64_t>(model.vocab));
 
   for (const PlannedOp& op : plan.ops) {
-    for (const MemoryAccess& access : op.accesses) plan.bytesMoved += static_cast<double>(access.bytes);
-    if (op.gemm) plan.flops += op.gemm->flops();
+    plan.bytesMoved += static_cast<double>(op.bytes());
+    plan.flops += op.flops();
   }
   return plan;
 }

@@ -4,7 +4,6 @@
 // explicit HBM addresses. Pure data: the DecodeDriver turns it into TLM transactions.
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,12 +21,17 @@ struct MemoryAccess {
   uint64_t bytes = 0;
 };
 
-/// One step of the layer pipeline: its memory traffic, then (optionally) a GEMM that needs it.
+/// One tile of the layer pipeline: memory traffic that fits one SRAM staging buffer, then the
+/// GEMMs that consume it. Large weight matrices and long KV caches are split into many tiles so
+/// that loading tile i+1 overlaps computing tile i, as a streaming accelerator does.
 struct PlannedOp {
-  std::string name;   ///< "qkv_proj", "attn_score", ..., "lm_head"
+  std::string name;   ///< op class: "qkv_proj", "attention", ..., "lm_head"
   uint32_t layer = 0; ///< 0-based layer; model.layers for embedding/LM head
   std::vector<MemoryAccess> accesses;
-  std::optional<tlm::GemmShape> gemm;
+  std::vector<tlm::GemmShape> gemms;
+
+  uint64_t bytes() const;
+  double flops() const;
 };
 
 struct DecodePlan {
@@ -45,6 +49,8 @@ struct DecodePlan {
 };
 
 /// Plans one decode step of `scenario.batch` requests with `scenario.contextLength` tokens each.
+/// Weights are stored output-major (the K weights of each output column contiguous), so a tile
+/// of output columns is one contiguous HBM read; tiles hold at most chip.sram.bufferBytes().
 /// Throws ConfigError: kDoesNotFit when weights + KV cache exceed HBM capacity (with the numbers),
 /// kInvalidConfig when the chip cannot compute in the model's precision.
 DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip);

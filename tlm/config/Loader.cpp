@@ -94,7 +94,7 @@ void applyOverride(YAML::Node map, const std::string& dotted, const std::string&
                    const std::string& where) {
   const std::size_t dot = dotted.find('.');
   const std::string key = dotted.substr(0, dot);
-  if (!map.IsMap() && !map.IsNull()) {
+  if (map.IsDefined() && !map.IsMap() && !map.IsNull()) {
     throw ConfigError(ErrorKind::kBadOverride, where,
                       fmt::format("cannot set '{}': its parent is {}, not a map", fullPath, describeShape(map)));
   }

@@ -18,7 +18,12 @@ std::string Node::locationOf(const YAML::Node& node, const std::string& path) co
     prefix.resize(dot);
   }
   const YAML::Mark mark = node.Mark();
-  if (mark.is_null()) return m_source->file;
+  if (mark.is_null()) {
+    // A map an override created to hold its key: point at that override.
+    const auto it = m_source->overrideText.lower_bound(path + ".");
+    if (it != m_source->overrideText.end() && it->first.rfind(path + ".", 0) == 0) return it->second;
+    return m_source->file;
+  }
   return fmt::format("{}:{}:{}", m_source->file, mark.line + 1, mark.column + 1);
 }
 

@@ -1,0 +1,229 @@
+// The scoville executable end to end, run as a child process: bad input must exit 2 with a
+// classed, located message and leave no report; good input writes one deterministic report.
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test/support/Subprocess.h"
+
+namespace scoville::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kJalapeno = std::string(SCOVILLE_SOURCE_DIR) + "/platforms/jalapeno.yaml";
+
+class CliTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+  std::string out() const { return dir.file("out"); }
+  std::string report() const { return dir.file("out/report.json"); }
+
+  /// The shipped jalapeno platform with `from` replaced by `to` (which must occur once), written
+  /// to a temporary file; returns its path. `line` receives the 1-based line of the change.
+  std::string platformVariant(const std::string& from, const std::string& to, int* line = nullptr) {
+    std::string text = readFile(kJalapeno);
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << "fixture text '" << from << "' not in jalapeno.yaml";
+    EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "fixture text '" << from << "' is ambiguous";
+    if (line != nullptr) *line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    text.replace(at, from.size(), to);
+    const std::string path = dir.file("variant.yaml");
+    writeFile(path, text);
+    return path;
+  }
+
+  /// Runs `scoville run ARGS --out DIR` and checks the bad-input contract.
+  ProcessResult expectConfigError(std::vector<std::string> args, const std::string& errorClass,
+                                  const std::vector<std::string>& mentions) {
+    args.insert(args.begin(), "run");
+    args.insert(args.end(), {"--out", out()});
+    ProcessResult r = runScoville(args);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("error[" + errorClass + "]"), std::string::npos) << r.err;
+    for (const std::string& m : mentions) EXPECT_NE(r.err.find(m), std::string::npos) << m << " not in: " << r.err;
+    EXPECT_FALSE(fs::exists(report())) << "a failed run must not leave a report";
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    return r;
+  }
+};
+
+TEST_F(CliTest, UnknownTopLevelKey) {
+  int line = 0;
+  const std::string file = platformVariant("description:", "descripton:", &line);
+  expectConfigError({"--platform", file}, "unknown-key",
+                    {file + ":" + std::to_string(line) + ":1", "'descripton'", "did you mean 'description'"});
+}
+
+TEST_F(CliTest, MisspelledNestedKey) {
+  int line = 0;
+  const std::string file = platformVariant("    bandwidth: 7.2 TB/s", "    bandwdth: 7.2 TB/s", &line);
+  expectConfigError({"--platform", file}, "unknown-key",
+                    {file + ":" + std::to_string(line) + ":5", "platform.chip.hbm", "did you mean 'bandwidth'"});
+}
+
+TEST_F(CliTest, WrongType) {
+  int line = 0;
+  const std::string file = platformVariant("channels: 192", "channels: many", &line);
+  expectConfigError({"--platform", file}, "wrong-type",
+                    {file + ":" + std::to_string(line), "platform.chip.hbm.channels", "expects an integer"});
+}
+
+TEST_F(CliTest, MapWhereAQuantityBelongs) {
+  const std::string file = platformVariant("clock: 1.8 GHz", "clock: {value: 1.8}");
+  expectConfigError({"--platform", file}, "wrong-type", {"platform.chip.tensor_core.clock", "a frequency"});
+}
+
+TEST_F(CliTest, BadUnit) {
+  int line = 0;
+  const std::string file = platformVariant("bandwidth: 7.2 TB/s", "bandwidth: 7.2 TB", &line);
+  expectConfigError({"--platform", file}, "bad-unit",
+                    {file + ":" + std::to_string(line), "platform.chip.hbm.bandwidth", "expected a bandwidth"});
+}
+
+TEST_F(CliTest, MissingUnit) {
+  const std::string file = platformVariant("rated_power: 700 W", "rated_power: 700");
+  expectConfigError({"--platform", file}, "bad-unit", {"platform.chip.rated_power", "has no unit", "700 W"});
+}
+
+TEST_F(CliTest, NegativeBandwidth) {
+  const std::string file = platformVariant("bandwidth: 7.2 TB/s", "bandwidth: -7.2 TB/s");
+  expectConfigError({"--platform", file}, "out-of-range", {file + ":", "platform.chip.hbm.bandwidth", "> 0"});
+}
+
+TEST_F(CliTest, ZeroClock) {
+  const std::string file = platformVariant("clock: 1.8 GHz", "clock: 0 GHz");
+  expectConfigError({"--platform", file}, "out-of-range", {file + ":", "platform.chip.tensor_core.clock"});
+}
+
+TEST_F(CliTest, MissingRequiredKey) {
+  const std::string file = platformVariant("    access_latency: 110 ns ", "    ");
+  expectConfigError({"--platform", file}, "missing-key", {file + ":", "platform.chip.hbm.access_latency"});
+}
+
+TEST_F(CliTest, DuplicateKey) {
+  const std::string file = platformVariant("    channels: 192", "    channels: 192\n    channels: 96");
+  expectConfigError({"--platform", file}, "duplicate-key", {file + ":", "platform.chip.hbm.channels"});
+}
+
+TEST_F(CliTest, MissingFile) {
+  const std::string file = dir.file("no-such-platform.yaml");
+  expectConfigError({"--platform", file}, "file-not-found", {file});
+}
+
+TEST_F(CliTest, EmptyFile) {
+  const std::string file = dir.file("empty.yaml");
+  writeFile(file, "");
+  expectConfigError({"--model", file}, "empty-file", {file});
+}
+
+TEST_F(CliTest, YamlSyntaxError) {
+  int line = 0;
+  const std::string file = platformVariant("channels: 192", "channels: [192", &line);
+  const ProcessResult r = expectConfigError({"--platform", file}, "yaml-syntax", {file + ":"});
+  EXPECT_NE(r.err.find("YAML syntax error"), std::string::npos);
+}
+
+TEST_F(CliTest, UnknownPlatformName) {
+  expectConfigError({"--platform", "jalapno"}, "unknown-name", {"--platform jalapno", "did you mean 'jalapeno'"});
+}
+
+TEST_F(CliTest, ConflictingOverrides) {
+  expectConfigError({"--set", "platform.chip.hbm.channels=64", "--set", "platform.chip.hbm.channels=32"},
+                    "conflicting-override", {"platform.chip.hbm.channels", "'64'", "'32'"});
+}
+
+TEST_F(CliTest, OverrideOfAnUnknownKeyNamesTheOption) {
+  expectConfigError({"--set", "platform.chip.hbm.bandwdth=8 TB/s"}, "unknown-key",
+                    {"--set platform.chip.hbm.bandwdth=8 TB/s", "did you mean 'bandwidth'"});
+}
+
+TEST_F(CliTest, OverrideWithAnUnknownRoot) {
+  expectConfigError({"--set", "chip.hbm.channels=64"}, "bad-override", {"platform", "model", "scenario"});
+}
+
+TEST_F(CliTest, OutputDirectoryNotWritable) {
+  const std::string blocker = dir.file("a-file");
+  writeFile(blocker, "not a directory");
+  const ProcessResult r = runScoville({"run", "--out", blocker + "/sub"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("error[output-not-writable]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(blocker + "/sub"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(blocker + "/sub/report.json"));
+}
+
+TEST_F(CliTest, ModelThatDoesNotFit) {
+  expectConfigError({"--set", "model.weight_precision=fp32"}, "does-not-fit", {"282.2 GB", "216 GB"});
+}
+
+TEST_F(CliTest, UnknownOption) {
+  const ProcessResult r = runScoville({"run", "--platfrom", "jalapeno", "--out", out()});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("error[usage]"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(report()));
+}
+
+TEST_F(CliTest, UnknownCommandAndNoCommandAreUsageErrors) {
+  EXPECT_EQ(runScoville({"simulate"}).exitCode, 2);
+  EXPECT_EQ(runScoville({}).exitCode, 2);
+  EXPECT_EQ(runScoville({"platform"}).exitCode, 2);
+}
+
+TEST_F(CliTest, EveryCommandHasHelp) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"run", "--help"}, {"platform", "show", "--help"}, {"config-docs", "--help"}}) {
+    const ProcessResult r = runScoville(args);
+    EXPECT_EQ(r.exitCode, 0) << args[0];
+    EXPECT_NE(r.out.find("usage"), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(CliTest, RunWritesAWholeReportAndItIsDeterministic) {
+  const ProcessResult first = runScoville({"run", "--out", out(), "--seed", "7"});
+  ASSERT_EQ(first.exitCode, 0) << first.err;
+  EXPECT_NE(first.out.find("report: " + report()), std::string::npos) << first.out;
+  const std::string reportText = readFile(report());
+  const auto json = nlohmann::json::parse(reportText);
+  EXPECT_EQ(json["schema_version"], 1);
+  EXPECT_EQ(json["inputs"]["seed"], 7);
+  EXPECT_EQ(json["inputs"]["platform"]["name"], "jalapeno");
+  EXPECT_GT(json["results"]["step_time_s"].get<double>(), 0.0);
+  EXPECT_GE(json["results"]["step_time_s"].get<double>(), json["results"]["roofline"]["bound_s"].get<double>());
+  // No temporary files are left beside the report.
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(out())) ++entries;
+  EXPECT_EQ(entries, 1);
+
+  const ProcessResult second = runScoville({"run", "--out", dir.file("again"), "--seed", "7", "-q"});
+  ASSERT_EQ(second.exitCode, 0) << second.err;
+  EXPECT_TRUE(second.out.empty()) << "--quiet prints nothing on success";
+  EXPECT_EQ(readFile(dir.file("again/report.json")), reportText) << "same inputs and seed: byte-identical report";
+}
+
+TEST_F(CliTest, OverridesChangeTheResultAndAreRecorded) {
+  ASSERT_EQ(runScoville({"run", "-q", "--out", out()}).exitCode, 0);
+  const ProcessResult r =
+      runScoville({"run", "-q", "--out", dir.file("fast"), "--set", "platform.chip.hbm.bandwidth=9 TB/s"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto base = nlohmann::json::parse(readFile(report()));
+  const auto fast = nlohmann::json::parse(readFile(dir.file("fast/report.json")));
+  EXPECT_EQ(fast["inputs"]["overrides"][0], "platform.chip.hbm.bandwidth=9 TB/s");
+  const double speedup = base["results"]["step_time_s"].get<double>() / fast["results"]["step_time_s"].get<double>();
+  // 7.2 -> 9 TB/s is 1.25x: a memory-bound step gains almost all of it, and never more.
+  EXPECT_GT(speedup, 1.2);
+  EXPECT_LE(speedup, 1.25 * (1 + 1e-9));
+}
+
+TEST_F(CliTest, PlatformShowPrintsDatasheetTotals) {
+  const ProcessResult r = runScoville({"platform", "show", "jalapeno", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(json["peak_flops_per_s"]["bf16"].get<double>(), 2.0 * 32 * 128 * 128 * 1.8e9);
+  EXPECT_DOUBLE_EQ(json["hbm_bandwidth_bytes_per_s"].get<double>(), 7.2e12);
+  EXPECT_DOUBLE_EQ(json["rated_power_w"].get<double>(), 700.0);
+  const ProcessResult tree = runScoville({"platform", "show", "--platform", "jalapeno"});
+  EXPECT_NE(tree.out.find("7.2 TB/s"), std::string::npos) << tree.out;
+}
+
+}  // namespace
+}  // namespace scoville::test

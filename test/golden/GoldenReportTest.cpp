@@ -1,0 +1,44 @@
+// End-to-end golden runs: the results of shipped configurations compared with stored reports
+// within a tolerance, so any change in modelled timing is a deliberate, reviewed update
+// (scripts/update-golden rewrites the stored files).
+#include <cmath>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test/support/Subprocess.h"
+
+namespace scoville::test {
+namespace {
+
+constexpr double kRelativeTolerance = 1e-3;
+
+void expectClose(const nlohmann::json& expected, const nlohmann::json& actual, const std::string& path) {
+  ASSERT_EQ(expected.type(), actual.type()) << path;
+  if (expected.is_object()) {
+    for (const auto& [key, value] : expected.items()) {
+      ASSERT_TRUE(actual.contains(key)) << path << "." << key << " missing";
+      expectClose(value, actual[key], path + "." + key);
+    }
+    EXPECT_EQ(expected.size(), actual.size()) << path << " has extra or missing keys";
+  } else if (expected.is_number_float()) {
+    const double e = expected.get<double>();
+    const double a = actual.get<double>();
+    EXPECT_LE(std::fabs(a - e), kRelativeTolerance * std::fabs(e) + 1e-15) << path << ": " << a << " vs " << e;
+  } else {
+    EXPECT_EQ(expected, actual) << path;
+  }
+}
+
+TEST(Golden, DefaultDecodeStepMatchesItsStoredResults) {
+  TempDir dir;
+  const ProcessResult r = runScoville({"run", "-q", "--out", dir.path()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto actual = nlohmann::json::parse(readFile(dir.file("report.json")));
+  const auto expected = nlohmann::json::parse(
+      readFile(std::string(SCOVILLE_SOURCE_DIR) + "/test/golden/default-decode-step.json"));
+  expectClose(expected["results"], actual["results"], "results");
+  expectClose(expected["platform"], actual["platform"], "platform");
+}
+
+}  // namespace
+}  // namespace scoville::test

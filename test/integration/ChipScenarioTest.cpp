@@ -1,0 +1,81 @@
+// Whole-chip scenarios: tensor core timing through the interconnect, and the decode step of the
+// walking skeleton checked against its roofline.
+#include <gtest/gtest.h>
+
+#include "hw/Chip.h"
+#include "hw/TensorCore.h"
+#include "platforms/Platform.h"
+#include "test/support/Elaboration.h"
+#include "test/support/TrafficGenerator.h"
+#include "tlm/config/Loader.h"
+#include "workloads/DecodeDriver.h"
+
+namespace scoville {
+namespace {
+
+platform::PlatformConfig shippedPlatform(const std::string& name) {
+  return platform::PlatformConfig::schema().parse(
+      config::loadConfigFile("platform", config::resolveConfigFile("platform", "platforms", name)));
+}
+
+workload::ModelConfig shippedModel(const std::string& name) {
+  return workload::ModelConfig::schema().parse(
+      config::loadConfigFile("model", config::resolveConfigFile("model", "workloads/models", name)));
+}
+
+TEST(ChipScenario, GemmsThroughTheInterconnectNeverBeatPeakAndQueue) {
+  test::claimElaboration();
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  hw::Chip chip("chip", config.chip);
+  const tlm::Precision p = tlm::Precision::kFp8;
+  test::TrafficGenerator gen("gen", {test::gemmRequest(8192, 8192, 8192, p), test::gemmRequest(1, 8192, 8192, p)});
+  gen.socket.bind(chip.socket());
+  sc_core::sc_start();
+  ASSERT_EQ(gen.completions().size(), 2u);
+  const auto& big = gen.completions()[0];
+  const double bigTime = (big.end - big.start).to_seconds();
+  const double bigFlops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  EXPECT_GE(bigTime, bigFlops / config.chip.tensorCore.peakFlops(p));
+  EXPECT_GE(bigFlops / bigTime / config.chip.tensorCore.peakFlops(p), 0.85);
+  const auto& gemv = gen.completions()[1];
+  EXPECT_LT(2.0 * 8192 * 8192 / (gemv.end - gemv.start).to_seconds() / config.chip.tensorCore.peakFlops(p), 0.02)
+      << "a GEMV uses a small fraction of the arrays";
+  EXPECT_DOUBLE_EQ(chip.stats().toJson()["groups"]["tensor_core"]["stats"]["gemms"]["value"].get<double>(), 2.0);
+}
+
+TEST(ChipScenario, UnsupportedPrecisionGetsACommandError) {
+  test::claimElaboration();
+  hw::Chip chip("chip", shippedPlatform("jalapeno").chip);
+  test::TrafficGenerator gen("gen", {test::gemmRequest(16, 16, 16, tlm::Precision::kFp32)});
+  gen.socket.bind(chip.socket());
+  sc_core::sc_start();
+  EXPECT_EQ(gen.completions().at(0).status, ::tlm::TLM_COMMAND_ERROR_RESPONSE);
+}
+
+// Physics first: a decode step can never beat its roofline (bytes / bandwidth, FLOPs / peak).
+void expectDecodeStepRespectsRoofline(int batch, int context, double maxOverBound) {
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  workload::ScenarioConfig scenario;
+  scenario.name = "t";
+  scenario.batch = batch;
+  scenario.contextLength = context;
+  workload::DecodePlan plan = workload::planDecodeStep(shippedModel("llama-3.1-70b"), scenario, config.chip);
+  const double bound = std::max(plan.memoryBoundS(config.chip), plan.computeBoundS(config.chip));
+  platform::Platform platform("platform", config);
+  workload::DecodeDriver driver("driver", std::move(plan), config.chip.sram.stagingBuffers);
+  driver.socket.bind(platform.chip().socket());
+  sc_core::sc_start();
+  ASSERT_TRUE(driver.finished()) << driver.error();
+  const double step = driver.stepTime().to_seconds();
+  EXPECT_GE(step, bound);
+  EXPECT_LE(step, maxOverBound * bound);
+  // Every compute of an op starts after its operands arrived.
+  for (const auto& t : driver.timings()) EXPECT_GE(t.computeStart, t.loadEnd);
+}
+
+TEST(ChipScenario, DecodeStepAtBatchOneIsBoundByWeightStreaming) { expectDecodeStepRespectsRoofline(1, 8192, 1.10); }
+
+TEST(ChipScenario, DecodeStepAtBatch64StaysAboveItsRoofline) { expectDecodeStepRespectsRoofline(64, 2048, 1.5); }
+
+}  // namespace
+}  // namespace scoville

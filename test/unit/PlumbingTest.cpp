@@ -1,0 +1,49 @@
+#include <gtest/gtest.h>
+
+#include "tlm/PayloadPool.h"
+#include "tlm/Precision.h"
+#include "tlm/stats/StatsGroup.h"
+
+namespace scoville {
+namespace {
+
+TEST(Stats, CountersFormulasAndChildrenSerialise) {
+  stats::Group parent("chip", "a chip");
+  stats::Group child("hbm", "memory");
+  stats::Counter& bytes = child.counter("bytes", "B", "bytes moved");
+  child.formula("kib", "KiB", "bytes in KiB", [&bytes] { return bytes.value() / 1024; });
+  parent.addChild(child);
+  bytes.add(2048);
+  const auto json = parent.toJson();
+  EXPECT_EQ(json["groups"]["hbm"]["stats"]["bytes"]["value"], 2048.0);
+  EXPECT_EQ(json["groups"]["hbm"]["stats"]["kib"]["value"], 2.0);
+  EXPECT_EQ(json["groups"]["hbm"]["stats"]["bytes"]["unit"], "B");
+  EXPECT_DOUBLE_EQ(child.value("kib"), 2.0);
+  EXPECT_THROW(child.value("nope"), std::out_of_range);
+}
+
+TEST(PayloadPool, RecyclesPayloadsAndResetsTheirExtension) {
+  tlm::PayloadPool pool;
+  ::tlm::tlm_generic_payload* first = nullptr;
+  {
+    tlm::PayloadRef ref(pool);
+    first = &*ref;
+    ref.op().bytes = 42;
+    ref->set_address(7);
+  }
+  tlm::PayloadRef again(pool);
+  EXPECT_EQ(&*again, first);
+  EXPECT_EQ(again.op().bytes, 0u);
+  EXPECT_EQ(again->get_address(), 0u);
+  EXPECT_EQ(pool.created(), 1u);
+  tlm::PayloadRef second(pool);
+  EXPECT_EQ(pool.created(), 2u);
+}
+
+TEST(Precision, Mxfp4CountsItsBlockScales) {
+  EXPECT_DOUBLE_EQ(tlm::bitsPerElement(tlm::Precision::kFp4), 4.25);
+  EXPECT_DOUBLE_EQ(tlm::bitsPerElement(tlm::Precision::kBf16), 16.0);
+}
+
+}  // namespace
+}  // namespace scoville

@@ -1,0 +1,73 @@
+#include <gtest/gtest.h>
+
+#include "tlm/config/Units.h"
+
+namespace scoville::config {
+namespace {
+
+TEST(Units, ParsesTheQuantitiesOfTheBrief) {
+  EXPECT_DOUBLE_EQ(parseQuantityAs("4.8 TB/s", dim::kBandwidth), 4.8e12);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("700 W", dim::kPower), 700.0);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("1.8 GHz", dim::kFrequency), 1.8e9);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("96 MiB", dim::kBytes), 96.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("250 ns", dim::kTime), 250e-9);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("3.9 pJ/bit", dim::kEnergyPerByte), 3.9e-12 * 8);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("2.5 PFLOP/s", dim::kFlopRate), 2.5e15);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("0.2 pJ/FLOP", dim::kEnergyPerFlop), 0.2e-12);
+}
+
+TEST(Units, DistinguishesBitsFromBytesAndMilliFromMega) {
+  EXPECT_DOUBLE_EQ(parseQuantityAs("800 Gb/s", dim::kBandwidth), 100e9);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("800 Gbps", dim::kBandwidth), 100e9);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("800 Gbit/s", dim::kBandwidth), 100e9);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("5 mW", dim::kPower), 5e-3);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("5 MW", dim::kPower), 5e6);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("2 ms", dim::kTime), 2e-3);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("1 KiB", dim::kBytes), 1024.0);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("1 kB", dim::kBytes), 1000.0);
+}
+
+TEST(Units, AcceptsSpacingAndExponents) {
+  EXPECT_DOUBLE_EQ(parseQuantityAs("4.8TB/s", dim::kBandwidth), 4.8e12);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("  1e3 MHz ", dim::kFrequency), 1e9);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("4.8 TB / s", dim::kBandwidth), 4.8e12);
+}
+
+TEST(Units, RejectsMissingOrUnknownUnits) {
+  EXPECT_THROW(parseQuantity("4.8"), UnitError);
+  EXPECT_THROW(parseQuantity("4.8 furlongs"), UnitError);
+  EXPECT_THROW(parseQuantity("TB/s"), UnitError);
+  EXPECT_THROW(parseQuantity(""), UnitError);
+  EXPECT_THROW(parseQuantity("nan W"), UnitError);
+  EXPECT_THROW(parseQuantity("inf W"), UnitError);
+  EXPECT_THROW(parseQuantity("0x10 W"), UnitError);
+  EXPECT_THROW(parseQuantity("1 KiHz"), UnitError) << "binary prefixes are for bytes and bits only";
+  EXPECT_THROW(parseQuantity("1 B/s/s"), UnitError);
+}
+
+TEST(Units, WrongDimensionNamesBothKinds) {
+  try {
+    parseQuantityAs("4.8 TB", dim::kBandwidth);
+    FAIL() << "a size is not a bandwidth";
+  } catch (const UnitError& e) {
+    {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("is a size"), std::string::npos) << message;
+      EXPECT_NE(message.find("expected a bandwidth"), std::string::npos) << message;
+      EXPECT_NE(message.find("4.8 TB/s"), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(Units, FormatRoundTrips) {
+  EXPECT_EQ(formatQuantity(4.8e12, dim::kBandwidth), "4.8 TB/s");
+  EXPECT_EQ(formatQuantity(700.0, dim::kPower), "700 W");
+  EXPECT_EQ(formatQuantity(250e-9, dim::kTime), "250 ns");
+  EXPECT_EQ(formatQuantity(0.0, dim::kTime), "0 s");
+  for (double v : {1.5e-10, 3.3e-3, 42.0, 7.2e12, 1.887e15}) {
+    EXPECT_NEAR(parseQuantityAs(formatQuantity(v, dim::kBandwidth), dim::kBandwidth), v, v * 1e-3);
+  }
+}
+
+}  // namespace
+}  // namespace scoville::config
