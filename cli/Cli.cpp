@@ -1,5 +1,5 @@
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 #include <ostream>
 
 #include "cli/Commands.h"

@@ -1,12 +1,12 @@
 #include "cli/ReportWriter.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <stdexcept>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -37,8 +37,7 @@ void prepareOutputDirectory(const std::string& directory) {
 
 void writeFileAtomically(const std::string& path, const std::string& content) {
   const fs::path target(path);
-  const fs::path temporary =
-      target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
+  const fs::path temporary = target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", temporary.string(), std::strerror(errno)));
   std::size_t written = 0;

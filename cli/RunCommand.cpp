@@ -1,6 +1,6 @@
+#include <fmt/format.h>
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <fmt/format.h>
 #include <map>
 #include <ostream>
 #include <systemc>
@@ -46,8 +46,8 @@ nlohmann::ordered_json decodeResults(const workload::DecodeDriver& driver, const
     const workload::PlannedOp& op = plan.ops[i];
     const auto& t = driver.timings()[i];
     auto& entry = perOp[op.name];
-    if (seen[op.name]++ == 0) entry = {{"tiles", 0}, {"bytes", 0.0}, {"flops", 0.0}, {"compute_time_s", 0.0},
-                                       {"stall_time_s", 0.0}};
+    if (seen[op.name]++ == 0)
+      entry = {{"tiles", 0}, {"bytes", 0.0}, {"flops", 0.0}, {"compute_time_s", 0.0}, {"stall_time_s", 0.0}};
     entry["tiles"] = entry["tiles"].get<int>() + 1;
     entry["bytes"] = entry["bytes"].get<double>() + static_cast<double>(op.bytes());
     entry["flops"] = entry["flops"].get<double>() + op.flops();
@@ -85,9 +85,8 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
   using config::formatQuantity;
   namespace dim = config::dim;
   const auto& roofline = results["roofline"];
-  out << fmt::format("scoville run: {} on {} — {} (batch {}, context {})\n", inputs.model.name,
-                     inputs.platform.name, inputs.scenario.name, inputs.scenario.batch,
-                     inputs.scenario.contextLength);
+  out << fmt::format("scoville run: {} on {} — {} (batch {}, context {})\n", inputs.model.name, inputs.platform.name,
+                     inputs.scenario.name, inputs.scenario.batch, inputs.scenario.contextLength);
   out << fmt::format("  decode step time     {}  (roofline bound {}, {}-bound; {:.1f}% of bound)\n",
                      formatQuantity(results["step_time_s"].get<double>(), dim::kTime),
                      formatQuantity(roofline["bound_s"].get<double>(), dim::kTime),
@@ -96,10 +95,10 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
   out << fmt::format("  HBM bandwidth        {} achieved of {}\n",
                      formatQuantity(results["achieved_hbm_bandwidth_bytes_per_s"].get<double>(), dim::kBandwidth),
                      formatQuantity(inputs.platform.chip.hbm.bandwidthBytesPerS, dim::kBandwidth));
-  out << fmt::format("  compute              {} achieved of {} peak\n",
-                     formatQuantity(results["achieved_flops_per_s"].get<double>(), dim::kFlopRate),
-                     formatQuantity(inputs.platform.chip.tensorCore.peakFlops(inputs.model.computePrecision),
-                                    dim::kFlopRate));
+  out << fmt::format(
+      "  compute              {} achieved of {} peak\n",
+      formatQuantity(results["achieved_flops_per_s"].get<double>(), dim::kFlopRate),
+      formatQuantity(inputs.platform.chip.tensorCore.peakFlops(inputs.model.computePrecision), dim::kFlopRate));
   out << "report: " << reportPath << "\n";
 }
 
@@ -113,8 +112,8 @@ int runCommand(const Args& args, std::ostream& out) {
   description.add_options()("out,o", po::value(&options.out)->default_value(options.out),
                             "output directory; report.json is written there")(
       "seed", po::value(&options.seed)->default_value(options.seed), "random seed (recorded in the report)")(
-      "quiet,q", po::bool_switch(&options.quiet), "print only errors")(
-      "verbose,v", po::bool_switch(&options.verbose), "print the resolved inputs too");
+      "quiet,q", po::bool_switch(&options.quiet), "print only errors")("verbose,v", po::bool_switch(&options.verbose),
+                                                                       "print the resolved inputs too");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(description).run(), vm);
   if (vm.count("help")) {

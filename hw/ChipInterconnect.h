@@ -3,10 +3,10 @@
 // Routes by OpExtension::kind: memory and KV ops to the HBM controller, GEMMs to the tensor core.
 // Each traversal adds the hop latency on the way in and on the way back.
 
-#include <systemc>
-#include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+#include <systemc>
+#include <tlm>
 
 #include "hw/ChipConfig.h"
 #include "tlm/stats/StatsGroup.h"

@@ -9,10 +9,10 @@
 // streams arriving together share the channels; a small access touches one channel and pays the
 // full latency. Bank, row-buffer and refresh timing are not modelled yet.
 
+#include <tlm_utils/simple_target_socket.h>
 #include <cstdint>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
 #include "hw/MemoryControllerConfig.h"

@@ -19,9 +19,8 @@ const Schema<MemoryControllerConfig>& MemoryControllerConfig::schema() {
                     between(32, 1 << 20), "address interleaving granule across channels")
           .quantity("access_latency", &MemoryControllerConfig::accessLatencyS, dim::kTime, required(), nonNegative(),
                     "latency from request to first data (row activation, CAS, PHY), overlapped across requests")
-          .rule("interleave", "interleave must be a whole number of bytes", [](const MemoryControllerConfig& c) {
-            return std::floor(c.interleaveBytes) == c.interleaveBytes;
-          });
+          .rule("interleave", "interleave must be a whole number of bytes",
+                [](const MemoryControllerConfig& c) { return std::floor(c.interleaveBytes) == c.interleaveBytes; });
   return s;
 }
 

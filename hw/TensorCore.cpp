@@ -8,7 +8,9 @@
 namespace scoville::hw {
 
 namespace {
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t ceilDiv(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
 }  // namespace
 
 TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config)
@@ -22,9 +24,8 @@ TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConf
       m_idealCycles(m_stats.counter("ideal_cycles", "cycle", "cycles the same FLOPs need at 100% array use")),
       m_queueTime(m_stats.counter("queue_time", "s", "time GEMMs waited for the array to free up")) {
   socket.register_b_transport(this, &TensorCore::bTransport);
-  m_stats.formula("array_utilization", "", "ideal_cycles / busy_cycles", [this] {
-    return m_busyCycles.value() > 0 ? m_idealCycles.value() / m_busyCycles.value() : 0.0;
-  });
+  m_stats.formula("array_utilization", "", "ideal_cycles / busy_cycles",
+                  [this] { return m_busyCycles.value() > 0 ? m_idealCycles.value() / m_busyCycles.value() : 0.0; });
 }
 
 uint64_t TensorCore::gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p) {

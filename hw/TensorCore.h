@@ -10,13 +10,13 @@
 //   rounds        = ceil(batch * tiles / arrays)   tiles are dealt round-robin to the `count` arrays
 //   cycles        = rounds * cycles/tile + rows + cols + pipeline_latency  (fill + drain)
 // so a large GEMM approaches peak while a decode GEMV (M = 1..8) is limited by weight-tile loads
-// and uses M/rows of the array; too few tiles leave arrays idle. The core executes one GEMM at a time; overlapping requests queue
-// behind m_busyUntil, which is how contention between initiators shows up.
+// and uses M/rows of the array; too few tiles leave arrays idle. The core executes one GEMM at a time; overlapping
+// requests queue behind m_busyUntil, which is how contention between initiators shows up.
 
+#include <tlm_utils/simple_target_socket.h>
 #include <cstdint>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "hw/TensorCoreConfig.h"
 #include "tlm/OpExtension.h"

@@ -6,10 +6,14 @@ using namespace scoville::config;
 
 double MacRates::of(tlm::Precision p) const {
   switch (p) {
-    case tlm::Precision::kFp32: return fp32;
-    case tlm::Precision::kBf16: return bf16;
-    case tlm::Precision::kFp8: return fp8;
-    case tlm::Precision::kFp4: return fp4;
+    case tlm::Precision::kFp32:
+      return fp32;
+    case tlm::Precision::kBf16:
+      return bf16;
+    case tlm::Precision::kFp8:
+      return fp8;
+    case tlm::Precision::kFp4:
+      return fp4;
   }
   return 0.0;
 }
@@ -45,8 +49,8 @@ const Schema<TensorCoreConfig>& TensorCoreConfig::schema() {
                    "array width: N (output) elements per tile at 1 MAC/cell/cycle")
           .child("macs_per_cell_per_cycle", &TensorCoreConfig::macsPerCell, MacRates::schema(), required(),
                  "MAC rate per cell by precision; multiplies the effective array width")
-          .integer("pipeline_latency_cycles", &TensorCoreConfig::pipelineLatencyCycles, required(),
-                   between(0, 1e6), "cycles from issue to first result beyond the array's own fill and drain")
+          .integer("pipeline_latency_cycles", &TensorCoreConfig::pipelineLatencyCycles, required(), between(0, 1e6),
+                   "cycles from issue to first result beyond the array's own fill and drain")
           .integer("operand_buffers", &TensorCoreConfig::operandBuffers, optional("2"), between(1, 64),
                    "weight-tile staging buffers (2 = double buffering: the next operands load during compute)");
   return s;

@@ -19,13 +19,13 @@ struct MacRates {
 
 /// A weight-stationary systolic matrix engine (see TensorCore.h for the timing model).
 struct TensorCoreConfig {
-  int count = 0;              ///< identical arrays that share the tiles of each GEMM
+  int count = 0;  ///< identical arrays that share the tiles of each GEMM
   double clockHz = 0.0;
-  int arrayRows = 0;          ///< reduction (K) dimension of the array
-  int arrayCols = 0;          ///< output (N) dimension of the array
+  int arrayRows = 0;  ///< reduction (K) dimension of the array
+  int arrayCols = 0;  ///< output (N) dimension of the array
   MacRates macsPerCell;
   int pipelineLatencyCycles = 0;
-  int operandBuffers = 0;     ///< weight-tile staging buffers; 2 = double buffering
+  int operandBuffers = 0;  ///< weight-tile staging buffers; 2 = double buffering
 
   /// Peak dense FLOP/s at precision p over all arrays (2 FLOPs per MAC).
   double peakFlops(tlm::Precision p) const;

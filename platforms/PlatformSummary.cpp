@@ -41,12 +41,10 @@ void printTree(std::ostream& out, const PlatformConfig& config) {
                      formatQuantity(chip.hbm.capacityBytes, dim::kBytes),
                      formatQuantity(chip.hbm.bandwidthBytesPerS, dim::kBandwidth), chip.hbm.channels,
                      formatQuantity(chip.hbm.accessLatencyS, dim::kTime));
-  out << fmt::format("   └─ interconnect: hop latency {}\n",
-                     formatQuantity(chip.interconnect.hopLatencyS, dim::kTime));
-  out << fmt::format("totals: 1 chip, HBM {} / {}, rated power {}\n",
-                     formatQuantity(chip.hbm.capacityBytes, dim::kBytes),
-                     formatQuantity(chip.hbm.bandwidthBytesPerS, dim::kBandwidth),
-                     formatQuantity(chip.ratedPowerW, dim::kPower));
+  out << fmt::format("   └─ interconnect: hop latency {}\n", formatQuantity(chip.interconnect.hopLatencyS, dim::kTime));
+  out << fmt::format(
+      "totals: 1 chip, HBM {} / {}, rated power {}\n", formatQuantity(chip.hbm.capacityBytes, dim::kBytes),
+      formatQuantity(chip.hbm.bandwidthBytesPerS, dim::kBandwidth), formatQuantity(chip.ratedPowerW, dim::kPower));
 }
 
 }  // namespace scoville::platform

@@ -13,11 +13,11 @@ namespace scoville::tlm {
 
 /// What a transaction asks its target to do.
 enum class OpKind {
-  kRead,    ///< memory read of `bytes` at the payload address (weights, activations)
-  kWrite,   ///< memory write of `bytes` at the payload address
-  kKvRead,  ///< KV-cache read (a memory read the KV manager accounts separately)
-  kKvAppend,///< KV-cache write of newly produced keys and values
-  kGemm,    ///< matrix multiply `count` x (M x K) * (K x N) on a tensor core
+  kRead,      ///< memory read of `bytes` at the payload address (weights, activations)
+  kWrite,     ///< memory write of `bytes` at the payload address
+  kKvRead,    ///< KV-cache read (a memory read the KV manager accounts separately)
+  kKvAppend,  ///< KV-cache write of newly produced keys and values
+  kGemm,      ///< matrix multiply `count` x (M x K) * (K x N) on a tensor core
 };
 
 /// The phase of LLM serving a transaction belongs to. Not a tlm_phase.
@@ -30,27 +30,26 @@ struct GemmShape {
   uint64_t k = 0;
   uint64_t count = 1;
 
-  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
-                                static_cast<double>(count); }
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(count);
+  }
 };
 
 /// Set by the initiator (workload driver) before sending; read-only for interconnects and targets.
 class OpExtension : public ::tlm::tlm_extension<OpExtension> {
  public:
-  OpKind kind = OpKind::kRead;        ///< routes the payload and selects the target's action
-  uint64_t bytes = 0;                 ///< transfer size for memory ops; 0 for GEMMs
-  GemmShape shape;                    ///< GEMM shape; meaningful for kGemm only
+  OpKind kind = OpKind::kRead;             ///< routes the payload and selects the target's action
+  uint64_t bytes = 0;                      ///< transfer size for memory ops; 0 for GEMMs
+  GemmShape shape;                         ///< GEMM shape; meaningful for kGemm only
   Precision precision = Precision::kBf16;  ///< compute precision of a GEMM / element format of data
-  LlmPhase phase = LlmPhase::kDecode;  ///< for per-phase statistics and power attribution
-  uint64_t requestId = 0;             ///< serving request this op belongs to (0: shared, e.g. weights)
-  uint32_t layer = 0;                 ///< transformer layer index (0-based; layers+1 = LM head)
-  int32_t srcChip = 0;                ///< chip that issued the transaction
-  int32_t dstChip = 0;                ///< chip that serves it
+  LlmPhase phase = LlmPhase::kDecode;      ///< for per-phase statistics and power attribution
+  uint64_t requestId = 0;                  ///< serving request this op belongs to (0: shared, e.g. weights)
+  uint32_t layer = 0;                      ///< transformer layer index (0-based; layers+1 = LM head)
+  int32_t srcChip = 0;                     ///< chip that issued the transaction
+  int32_t dstChip = 0;                     ///< chip that serves it
 
   ::tlm::tlm_extension_base* clone() const override { return new OpExtension(*this); }
-  void copy_from(const ::tlm::tlm_extension_base& other) override {
-    *this = static_cast<const OpExtension&>(other);
-  }
+  void copy_from(const ::tlm::tlm_extension_base& other) override { *this = static_cast<const OpExtension&>(other); }
 };
 
 /// The extension of a payload; throws std::logic_error if the initiator forgot to set it.

@@ -31,7 +31,8 @@ PayloadPool::~PayloadPool() {
   return *payload;
 }
 
-void PayloadPool::free(::tlm::tlm_generic_payload* payload) { m_free.push_back(payload); }
+void PayloadPool::free(::tlm::tlm_generic_payload* payload) {
+  m_free.push_back(payload);
+}
 
 }  // namespace scoville::tlm
-

@@ -4,10 +4,14 @@ namespace scoville::tlm {
 
 double bitsPerElement(Precision p) {
   switch (p) {
-    case Precision::kFp32: return 32.0;
-    case Precision::kBf16: return 16.0;
-    case Precision::kFp8: return 8.0;
-    case Precision::kFp4: return 4.0 + 8.0 / 32.0;
+    case Precision::kFp32:
+      return 32.0;
+    case Precision::kBf16:
+      return 16.0;
+    case Precision::kFp8:
+      return 8.0;
+    case Precision::kFp4:
+      return 4.0 + 8.0 / 32.0;
   }
   return 0.0;
 }

@@ -28,8 +28,8 @@ bool DecodeDriver::issue(tlm::OpKind kind, uint64_t address, uint64_t bytes, con
   if (gemm != nullptr) op.shape = *gemm;
   payload->set_address(address);
   payload->set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
-                       : kind == tlm::OpKind::kGemm                                   ? ::tlm::TLM_IGNORE_COMMAND
-                                                                                       : ::tlm::TLM_READ_COMMAND);
+                       : kind == tlm::OpKind::kGemm                                  ? ::tlm::TLM_IGNORE_COMMAND
+                                                                                     : ::tlm::TLM_READ_COMMAND);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket->b_transport(*payload, delay);
   if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE && m_error.empty()) {

@@ -8,10 +8,10 @@
 // tile i+1 loads while tile i computes). The step time thus emerges from the memory controller
 // and tensor core timing and their overlap, never from arithmetic here.
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 #include <vector>
 
 #include "tlm/PayloadPool.h"
@@ -48,8 +48,8 @@ class DecodeDriver : public sc_core::sc_module {
 
   DecodePlan m_plan;
   std::vector<OpTiming> m_timings;
-  sc_core::sc_fifo<std::size_t> m_ready;     // tiles loaded, in order
-  sc_core::sc_semaphore m_freeBuffers;       // staging buffers not holding a tile
+  sc_core::sc_fifo<std::size_t> m_ready;  // tiles loaded, in order
+  sc_core::sc_semaphore m_freeBuffers;    // staging buffers not holding a tile
   tlm::PayloadPool m_pool;
   bool m_finished = false;
   sc_core::sc_time m_stepTime;

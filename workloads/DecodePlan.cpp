@@ -1,8 +1,8 @@
 #include "workloads/DecodePlan.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
@@ -50,12 +50,12 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
   using config::ConfigError;
   using config::ErrorKind;
   if (chip.tensorCore.macsPerCell.of(model.computePrecision) <= 0) {
-    throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("model '{}' computes in {} but chip '{}' has no {} rate "
-                                  "(tensor_core.macs_per_cell_per_cycle.{} = 0)",
-                                  model.name, tlm::precisionName(model.computePrecision), chip.name,
-                                  tlm::precisionName(model.computePrecision),
-                                  tlm::precisionName(model.computePrecision)));
+    throw ConfigError(
+        ErrorKind::kInvalidConfig, "",
+        fmt::format("model '{}' computes in {} but chip '{}' has no {} rate "
+                    "(tensor_core.macs_per_cell_per_cycle.{} = 0)",
+                    model.name, tlm::precisionName(model.computePrecision), chip.name,
+                    tlm::precisionName(model.computePrecision), tlm::precisionName(model.computePrecision)));
   }
 
   const auto batch = static_cast<uint64_t>(scenario.batch);
@@ -93,7 +93,7 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
       model.tiedEmbeddings ? embedding : hbm.take(bytesOf(static_cast<uint64_t>(model.vocab) * hidden, w));
   const uint64_t kvPerTokenLayer = bytesOf(2 * kvDim, model.kvPrecision);
   const uint64_t kvRegion = kvPerTokenLayer * (context + 1);  // one request, one layer, after the step
-  std::vector<uint64_t> kvBase;  // [layer * batch + request]
+  std::vector<uint64_t> kvBase;                               // [layer * batch + request]
   for (uint64_t i = 0; i < static_cast<uint64_t>(model.layers) * batch; ++i) kvBase.push_back(hbm.take(kvRegion));
 
   plan.weightBytes = model.weightBytes();
@@ -121,7 +121,9 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
       const uint64_t last = std::min(n, first + columns);
       const uint64_t begin = bytesOf(k * first, w);
       const uint64_t end = bytesOf(k * last, w);
-      plan.ops.push_back(PlannedOp{name, layer, {MemoryAccess{tlm::OpKind::kRead, address + begin, end - begin}},
+      plan.ops.push_back(PlannedOp{name,
+                                   layer,
+                                   {MemoryAccess{tlm::OpKind::kRead, address + begin, end - begin}},
                                    {tlm::GemmShape{batch, last - first, k, 1}}});
     }
   };
@@ -144,8 +146,8 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
         PlannedOp tile{"attention", l, {}, {}};
         const uint64_t cached = std::min(last, context) - std::min(first, context);
         if (cached > 0) {
-          tile.accesses.push_back(MemoryAccess{tlm::OpKind::kKvRead, base + kvPerTokenLayer * first,
-                                               kvPerTokenLayer * cached});
+          tile.accesses.push_back(
+              MemoryAccess{tlm::OpKind::kKvRead, base + kvPerTokenLayer * first, kvPerTokenLayer * cached});
         }
         if (last == context + 1) {
           tile.accesses.push_back(

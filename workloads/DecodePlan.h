@@ -25,8 +25,8 @@ struct MemoryAccess {
 /// GEMMs that consume it. Large weight matrices and long KV caches are split into many tiles so
 /// that loading tile i+1 overlaps computing tile i, as a streaming accelerator does.
 struct PlannedOp {
-  std::string name;   ///< op class: "qkv_proj", "attention", ..., "lm_head"
-  uint32_t layer = 0; ///< 0-based layer; model.layers for embedding/LM head
+  std::string name;    ///< op class: "qkv_proj", "attention", ..., "lm_head"
+  uint32_t layer = 0;  ///< 0-based layer; model.layers for embedding/LM head
   std::vector<MemoryAccess> accesses;
   std::vector<tlm::GemmShape> gemms;
 
@@ -38,10 +38,10 @@ struct DecodePlan {
   std::vector<PlannedOp> ops;
   tlm::Precision computePrecision = tlm::Precision::kBf16;
   uint64_t batch = 0;
-  double weightBytes = 0.0;    ///< bytes of all resident weights
-  double kvBytes = 0.0;        ///< bytes of the KV cache after the step
-  double bytesMoved = 0.0;     ///< all bytes the step reads and writes
-  double flops = 0.0;          ///< all FLOPs of the step's GEMMs
+  double weightBytes = 0.0;  ///< bytes of all resident weights
+  double kvBytes = 0.0;      ///< bytes of the KV cache after the step
+  double bytesMoved = 0.0;   ///< all bytes the step reads and writes
+  double flops = 0.0;        ///< all FLOPs of the step's GEMMs
 
   /// Roofline lower bounds of the step on `chip`.
   double memoryBoundS(const hw::ChipConfig& chip) const { return bytesMoved / chip.hbm.bandwidthBytesPerS; }

@@ -38,8 +38,7 @@ const Schema<ModelConfig>& ModelConfig::schema() {
   static const Schema<ModelConfig> s =
       Schema<ModelConfig>("model", "Root of a model file (workloads/models/*.yaml): a decoder-only transformer.")
           .text("name", &ModelConfig::name, required(), "model name, used in reports")
-          .choice("family", &ModelConfig::family, {{"dense", ModelFamily::kDense}}, required(),
-                  "architecture family")
+          .choice("family", &ModelConfig::family, {{"dense", ModelFamily::kDense}}, required(), "architecture family")
           .integer("layers", &ModelConfig::layers, required(), between(1, 4096), "transformer layers")
           .integer("hidden", &ModelConfig::hidden, required(), between(1, 1 << 20), "model (residual) width")
           .integer("q_heads", &ModelConfig::qHeads, required(), between(1, 4096), "query heads")

@@ -22,8 +22,8 @@ struct ModelConfig {
   int headDim = 0;
   int ffnIntermediate = 0;
   int vocab = 0;
-  bool gatedFfn = true;          ///< SwiGLU-style gate + up projections
-  bool tiedEmbeddings = false;   ///< LM head shares the embedding matrix
+  bool gatedFfn = true;         ///< SwiGLU-style gate + up projections
+  bool tiedEmbeddings = false;  ///< LM head shares the embedding matrix
   tlm::Precision weightPrecision = tlm::Precision::kBf16;
   tlm::Precision computePrecision = tlm::Precision::kBf16;
   tlm::Precision kvPrecision = tlm::Precision::kBf16;

@@ -1,7 +1,7 @@
 // The scoville executable end to end, run as a child process: bad input must exit 2 with a
 // classed, located message and leave no report; good input writes one deterministic report.
-#include <filesystem>
 #include <gtest/gtest.h>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "test/support/Subprocess.h"

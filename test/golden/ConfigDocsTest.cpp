@@ -10,7 +10,7 @@ TEST(Golden, ConfigReferenceIsUpToDate) {
   const ProcessResult r = runScoville({"config-docs"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(readFile(std::string(SCOVILLE_SOURCE_DIR) + "/docs/config.md"), r.out)
-      << "regenerate with: build/cli/scoville config-docs > docs/config.md";
+      << "regenerate with: build/scoville config-docs > docs/config.md";
 }
 
 }  // namespace

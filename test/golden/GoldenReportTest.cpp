@@ -1,8 +1,8 @@
 // End-to-end golden runs: the results of shipped configurations compared with stored reports
 // within a tolerance, so any change in modelled timing is a deliberate, reviewed update
 // (scripts/update-golden rewrites the stored files).
-#include <cmath>
 #include <gtest/gtest.h>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "test/support/Subprocess.h"
@@ -34,8 +34,8 @@ TEST(Golden, DefaultDecodeStepMatchesItsStoredResults) {
   const ProcessResult r = runScoville({"run", "-q", "--out", dir.path()});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const auto actual = nlohmann::json::parse(readFile(dir.file("report.json")));
-  const auto expected = nlohmann::json::parse(
-      readFile(std::string(SCOVILLE_SOURCE_DIR) + "/test/golden/default-decode-step.json"));
+  const auto expected =
+      nlohmann::json::parse(readFile(std::string(SCOVILLE_SOURCE_DIR) + "/test/golden/default-decode-step.json"));
   expectClose(expected["results"], actual["results"], "results");
   expectClose(expected["platform"], actual["platform"], "platform");
 }

@@ -73,9 +73,13 @@ void expectDecodeStepRespectsRoofline(int batch, int context, double maxOverBoun
   for (const auto& t : driver.timings()) EXPECT_GE(t.computeStart, t.loadEnd);
 }
 
-TEST(ChipScenario, DecodeStepAtBatchOneIsBoundByWeightStreaming) { expectDecodeStepRespectsRoofline(1, 8192, 1.10); }
+TEST(ChipScenario, DecodeStepAtBatchOneIsBoundByWeightStreaming) {
+  expectDecodeStepRespectsRoofline(1, 8192, 1.10);
+}
 
-TEST(ChipScenario, DecodeStepAtBatch64StaysAboveItsRoofline) { expectDecodeStepRespectsRoofline(64, 2048, 1.5); }
+TEST(ChipScenario, DecodeStepAtBatch64StaysAboveItsRoofline) {
+  expectDecodeStepRespectsRoofline(64, 2048, 1.5);
+}
 
 }  // namespace
 }  // namespace scoville

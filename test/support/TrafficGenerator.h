@@ -2,11 +2,11 @@
 // A test initiator: issues a list of transactions, each no earlier than its release time and
 // after the previous one completed, and records when each completed.
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 #include <functional>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
 #include "tlm/PayloadPool.h"
@@ -43,8 +43,7 @@ class TrafficGenerator : public sc_core::sc_module {
       tlm::PayloadRef payload(m_pool);
       payload.op() = request.op;
       payload->set_address(request.address);
-      payload->set_command(request.op.kind == tlm::OpKind::kWrite ? ::tlm::TLM_WRITE_COMMAND
-                                                                   : ::tlm::TLM_READ_COMMAND);
+      payload->set_command(request.op.kind == tlm::OpKind::kWrite ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
       Completion c;
       c.start = sc_core::sc_time_stamp();
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;

@@ -42,15 +42,15 @@ TEST(TensorCoreTiming, NoGemmBeatsPeak) {
 TEST(TensorCoreTiming, LargeGemmReachesPeakAndGemvUsesOneRowInRows) {
   const TensorCoreConfig c = arrays(4, 128, 128);
   const tlm::GemmShape large{8192, 8192, 8192, 1};
-  const double largeEfficiency = large.flops() / c.peakFlops(tlm::Precision::kBf16) /
-                                 seconds(c, large, tlm::Precision::kBf16);
+  const double largeEfficiency =
+      large.flops() / c.peakFlops(tlm::Precision::kBf16) / seconds(c, large, tlm::Precision::kBf16);
   EXPECT_GE(largeEfficiency, 0.85);
   EXPECT_LE(largeEfficiency, 1.0);
 
   // A decode GEMV streams one activation row per weight tile, so the array waits on tile loads.
   const tlm::GemmShape gemv{1, 8192, 8192, 1};
-  const double gemvEfficiency = gemv.flops() / c.peakFlops(tlm::Precision::kBf16) /
-                                seconds(c, gemv, tlm::Precision::kBf16);
+  const double gemvEfficiency =
+      gemv.flops() / c.peakFlops(tlm::Precision::kBf16) / seconds(c, gemv, tlm::Precision::kBf16);
   EXPECT_NEAR(gemvEfficiency, 1.0 / 128, 0.2 / 128);
   const tlm::GemmShape gemv8{8, 8192, 8192, 1};
   EXPECT_DOUBLE_EQ(seconds(c, gemv8, tlm::Precision::kBf16), seconds(c, gemv, tlm::Precision::kBf16))

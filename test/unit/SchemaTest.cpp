@@ -45,7 +45,9 @@ struct Outer {
   }
 };
 
-Outer parse(const std::string& yaml) { return Outer::schema().parse(loadConfigText("outer", yaml, "test.yaml")); }
+Outer parse(const std::string& yaml) {
+  return Outer::schema().parse(loadConfigText("outer", yaml, "test.yaml"));
+}
 
 ConfigError parseError(const std::string& yaml) {
   try {
@@ -68,8 +70,9 @@ TEST(Schema, ParsesAllFieldKindsAndAppliesDefaults) {
   EXPECT_EQ(o.inner.depth, 4);
   ASSERT_EQ(o.many.size(), 1u);
 
-  const Outer p = parse("name: y\nbandwidth: 1 GB/s\nratio: 0.25\nenabled: true\npolicy: fcfs\n"
-                        "inner: {latency: 1 us, depth: 8}\nmany: [{latency: 1 ns}, {latency: 2 ns, depth: 2}]\n");
+  const Outer p = parse(
+      "name: y\nbandwidth: 1 GB/s\nratio: 0.25\nenabled: true\npolicy: fcfs\n"
+      "inner: {latency: 1 us, depth: 8}\nmany: [{latency: 1 ns}, {latency: 2 ns, depth: 2}]\n");
   EXPECT_TRUE(p.enabled);
   EXPECT_EQ(p.policy, Policy::kFcfs);
   EXPECT_EQ(p.inner.depth, 8);
@@ -109,8 +112,7 @@ TEST(Schema, ReportsEachErrorClass) {
             ErrorKind::kOutOfRange);
   EXPECT_EQ(parseError("name: x\nbandwidth: 1 GB/s\nmany: []\n").kind(), ErrorKind::kWrongType);
   EXPECT_EQ(parseError("name: x\nname: y\nbandwidth: 1 GB/s\n").kind(), ErrorKind::kDuplicateKey);
-  EXPECT_EQ(parseError("name: x\nbandwidth: 1 GB/s\nenabled: true\nratio: 0.95\n").kind(),
-            ErrorKind::kInvalidConfig);
+  EXPECT_EQ(parseError("name: x\nbandwidth: 1 GB/s\nenabled: true\nratio: 0.95\n").kind(), ErrorKind::kInvalidConfig);
   EXPECT_EQ(parseError("name:\nbandwidth: 1 GB/s\n").kind(), ErrorKind::kWrongType) << "a null is not text";
 }
 
@@ -171,7 +173,7 @@ TEST(Loader, OverridesReplaceValuesAndAreReportedAsTheirOption) {
   overrides.add("outer.bandwidth=3 GB/s");
   overrides.add("outer.bandwidth=3 GB/s");  // the same value twice is fine
   const Outer o = Outer::schema().parse(loadConfigText("outer", "name: x\nbandwidth: 1 GB/s\ninner: {latency: 1 ns}\n",
-                                                      "t.yaml", overrides.forRoot("outer")));
+                                                       "t.yaml", overrides.forRoot("outer")));
   EXPECT_DOUBLE_EQ(o.bandwidth, 3e9);
   EXPECT_EQ(o.inner.depth, 16);
   EXPECT_DOUBLE_EQ(o.inner.latency, 1e-9);

@@ -11,21 +11,21 @@ namespace scoville::config {
 
 /// The classes of bad input. The CLI maps all of them to exit code 2.
 enum class ErrorKind {
-  kUnknownKey,          ///< a key no schema declares (typo, misplaced key)
-  kWrongType,           ///< a map where a scalar belongs, text where a number belongs, ...
-  kBadUnit,             ///< malformed quantity, missing or wrong unit
-  kOutOfRange,          ///< zero/negative/too large value, or a value outside an enumeration
-  kMissingKey,          ///< a required key is absent
-  kDuplicateKey,        ///< the same key twice in one map
-  kFileNotFound,        ///< a file or a shipped name that does not exist
-  kEmptyFile,           ///< a configuration file with no content
-  kYamlSyntax,          ///< the YAML parser rejected the file
-  kUnknownName,         ///< --platform/--model/--scenario NAME that is not shipped
-  kConflictingOverride, ///< two --set options give one key different values
-  kBadOverride,         ///< a --set option that is not root.key=value
-  kOutputNotWritable,   ///< --out cannot be created or written
-  kInvalidConfig,       ///< a cross-key rule is violated (e.g. heads not divisible)
-  kDoesNotFit,          ///< the model and its KV cache exceed the memory they are placed in
+  kUnknownKey,           ///< a key no schema declares (typo, misplaced key)
+  kWrongType,            ///< a map where a scalar belongs, text where a number belongs, ...
+  kBadUnit,              ///< malformed quantity, missing or wrong unit
+  kOutOfRange,           ///< zero/negative/too large value, or a value outside an enumeration
+  kMissingKey,           ///< a required key is absent
+  kDuplicateKey,         ///< the same key twice in one map
+  kFileNotFound,         ///< a file or a shipped name that does not exist
+  kEmptyFile,            ///< a configuration file with no content
+  kYamlSyntax,           ///< the YAML parser rejected the file
+  kUnknownName,          ///< --platform/--model/--scenario NAME that is not shipped
+  kConflictingOverride,  ///< two --set options give one key different values
+  kBadOverride,          ///< a --set option that is not root.key=value
+  kOutputNotWritable,    ///< --out cannot be created or written
+  kInvalidConfig,        ///< a cross-key rule is violated (e.g. heads not divisible)
+  kDoesNotFit,           ///< the model and its KV cache exceed the memory they are placed in
 };
 
 /// Stable short name of an error class, as printed in "error[NAME]".

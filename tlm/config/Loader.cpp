@@ -26,9 +26,9 @@ void Overrides::add(const std::string& option) {
   const std::string value = option.substr(eq + 1);
   const std::string root = path.substr(0, path.find('.'));
   if (std::find(m_roots.begin(), m_roots.end(), root) == m_roots.end() || root == path) {
-    throw ConfigError(ErrorKind::kBadOverride, where,
-                      fmt::format("'{}' must start with one of: {} followed by a dotted key", path,
-                                  fmt::join(m_roots, ". ")));
+    throw ConfigError(
+        ErrorKind::kBadOverride, where,
+        fmt::format("'{}' must start with one of: {} followed by a dotted key", path, fmt::join(m_roots, ". ")));
   }
   if (path.find("..") != std::string::npos || path.back() == '.') {
     throw ConfigError(ErrorKind::kBadOverride, where, fmt::format("'{}' has an empty key segment", path));
@@ -64,8 +64,7 @@ std::vector<std::string> shippedNames(const std::string& subdir) {
   return names;
 }
 
-std::string resolveConfigFile(const std::string& optionName, const std::string& subdir,
-                              const std::string& nameOrFile) {
+std::string resolveConfigFile(const std::string& optionName, const std::string& subdir, const std::string& nameOrFile) {
   const bool isPath = nameOrFile.find('/') != std::string::npos || fs::path(nameOrFile).extension() == ".yaml" ||
                       fs::path(nameOrFile).extension() == ".yml";
   if (isPath) {
@@ -109,7 +108,8 @@ void applyOverride(YAML::Node map, const std::string& dotted, const std::string&
 Node finish(const std::string& rootKey, YAML::Node document, std::shared_ptr<Source> source,
             const std::vector<std::pair<std::string, std::string>>& overrides) {
   if (!document || document.IsNull()) {
-    throw ConfigError(ErrorKind::kEmptyFile, source->file, fmt::format("the file is empty; expected a {} map", rootKey));
+    throw ConfigError(ErrorKind::kEmptyFile, source->file,
+                      fmt::format("the file is empty; expected a {} map", rootKey));
   }
   if (!document.IsMap()) {
     throw ConfigError(ErrorKind::kWrongType, source->file,

@@ -7,7 +7,9 @@ namespace scoville::config {
 Node::Node(YAML::Node node, std::shared_ptr<const Source> source, std::string path)
     : m_node(std::move(node)), m_source(std::move(source)), m_path(std::move(path)) {}
 
-std::string Node::location() const { return locationOf(m_node, m_path); }
+std::string Node::location() const {
+  return locationOf(m_node, m_path);
+}
 
 std::string Node::locationOf(const YAML::Node& node, const std::string& path) const {
   // An override replaces a whole subtree: find the longest overridden prefix of this path.
@@ -31,7 +33,9 @@ Node Node::child(const YAML::Node& node, const std::string& key) const {
   return Node(node, m_source, m_path.empty() ? key : m_path + "." + key);
 }
 
-void Node::fail(ErrorKind kind, const std::string& message) const { throw ConfigError(kind, location(), message); }
+void Node::fail(ErrorKind kind, const std::string& message) const {
+  throw ConfigError(kind, location(), message);
+}
 
 std::string Node::scalar(const std::string& expected) const {
   if (!m_node.IsScalar()) {
@@ -42,11 +46,15 @@ std::string Node::scalar(const std::string& expected) const {
 
 std::string describeShape(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return fmt::format("'{}'", node.Scalar());
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return "nothing";
+    case YAML::NodeType::Undefined:
+      return "nothing";
   }
   return "something else";
 }

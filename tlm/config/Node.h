@@ -3,10 +3,10 @@
 // and whether a --set option put it there. All configuration errors are raised through it so
 // every message carries a location.
 
+#include <yaml-cpp/yaml.h>
 #include <map>
 #include <memory>
 #include <string>
-#include <yaml-cpp/yaml.h>
 
 #include "tlm/config/ConfigError.h"
 

@@ -89,9 +89,9 @@ std::string readChoice(const Node& node, const std::vector<std::string>& options
   const std::string text = node.scalar(fmt::format("one of: {}", fmt::join(options, ", ")));
   if (std::find(options.begin(), options.end(), text) != options.end()) return text;
   const std::string near = nearestMatch(text, options);
-  node.fail(ErrorKind::kOutOfRange, fmt::format("key '{}' = '{}' is not one of: {}{}", node.path(), text,
-                                                fmt::join(options, ", "),
-                                                near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
+  node.fail(ErrorKind::kOutOfRange,
+            fmt::format("key '{}' = '{}' is not one of: {}{}", node.path(), text, fmt::join(options, ", "),
+                        near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
 }
 
 void checkMapKeys(const Node& node, const std::string& title, const std::vector<std::string>& keys) {
@@ -114,10 +114,10 @@ void checkMapKeys(const Node& node, const std::string& title, const std::vector<
     }
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
       const std::string near = nearestMatch(key, keys);
-      throw ConfigError(ErrorKind::kUnknownKey, node.locationOf(keyNode, keyPath),
-                        fmt::format("unknown key '{}' in '{}' ({}){}; valid keys: {}", key, node.path(), title,
-                                    near.empty() ? "" : fmt::format("; did you mean '{}'?", near),
-                                    fmt::join(keys, ", ")));
+      throw ConfigError(
+          ErrorKind::kUnknownKey, node.locationOf(keyNode, keyPath),
+          fmt::format("unknown key '{}' in '{}' ({}){}; valid keys: {}", key, node.path(), title,
+                      near.empty() ? "" : fmt::format("; did you mean '{}'?", near), fmt::join(keys, ", ")));
     }
   }
 }
@@ -132,9 +132,12 @@ void collect(const SchemaBase* schema, std::vector<const SchemaBase*>& order, st
 std::string escapeCell(std::string text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }

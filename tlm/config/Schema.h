@@ -38,8 +38,12 @@ struct Need {
   bool isRequired = true;
   std::string defaultText;
 };
-inline Need required() { return Need{true, {}}; }
-inline Need optional(std::string defaultText) { return Need{false, std::move(defaultText)}; }
+inline Need required() {
+  return Need{true, {}};
+}
+inline Need optional(std::string defaultText) {
+  return Need{false, std::move(defaultText)};
+}
 
 /// Allowed numeric interval (in SI units for quantities).
 struct Range {
@@ -54,16 +58,26 @@ struct Range {
   }
   std::string describe() const;
 };
-inline Range positive() { return Range{0.0, true, std::nullopt}; }
-inline Range nonNegative() { return Range{0.0, false, std::nullopt}; }
-inline Range atLeast(double v) { return Range{v, false, std::nullopt}; }
-inline Range between(double lo, double hi) { return Range{lo, false, hi}; }
-inline Range anyValue() { return Range{}; }
+inline Range positive() {
+  return Range{0.0, true, std::nullopt};
+}
+inline Range nonNegative() {
+  return Range{0.0, false, std::nullopt};
+}
+inline Range atLeast(double v) {
+  return Range{v, false, std::nullopt};
+}
+inline Range between(double lo, double hi) {
+  return Range{lo, false, hi};
+}
+inline Range anyValue() {
+  return Range{};
+}
 
 /// One documented key of a schema.
 struct FieldDoc {
   std::string key;
-  std::string type;         ///< "bandwidth (e.g. '4.8 TB/s')", "integer", "map: hbm", ...
+  std::string type;  ///< "bandwidth (e.g. '4.8 TB/s')", "integer", "map: hbm", ...
   bool required = true;
   std::string defaultText;  ///< empty when required
   std::string range;        ///< "> 0", "one of: fcfs, frfcfs", ...
@@ -217,8 +231,8 @@ class Schema : public SchemaBase {
       if (value) {
         entry.parse(out, node.child(value, entry.key));
       } else if (entry.isRequired) {
-        node.fail(ErrorKind::kMissingKey, fmt::format("missing required key '{}.{}' ({}: {})", node.path(),
-                                                      entry.key, entry.type, entry.description));
+        node.fail(ErrorKind::kMissingKey, fmt::format("missing required key '{}.{}' ({}: {})", node.path(), entry.key,
+                                                      entry.type, entry.description));
       } else {
         entry.parse(out, node.child(*entry.defaultNode, entry.key));
       }

@@ -1,9 +1,9 @@
 #include "tlm/config/Units.h"
 
+#include <fmt/format.h>
 #include <array>
 #include <cmath>
 #include <cstdlib>
-#include <fmt/format.h>
 
 namespace scoville::config {
 namespace {
@@ -36,12 +36,23 @@ struct Prefix {
 };
 
 constexpr std::array<Prefix, 17> kPrefixes{{
-    {"", 1.0, false},         {"f", 1e-15, false},          {"p", 1e-12, false},
-    {"n", 1e-9, false},       {"u", 1e-6, false},           {"\xC2\xB5", 1e-6, false},
-    {"m", 1e-3, false},       {"k", 1e3, false},            {"K", 1e3, false},
-    {"M", 1e6, false},        {"G", 1e9, false},            {"T", 1e12, false},
-    {"P", 1e15, false},       {"Ki", 1024.0, true},         {"Mi", 1048576.0, true},
-    {"Gi", 1073741824.0, true}, {"Ti", 1099511627776.0, true},
+    {"", 1.0, false},
+    {"f", 1e-15, false},
+    {"p", 1e-12, false},
+    {"n", 1e-9, false},
+    {"u", 1e-6, false},
+    {"\xC2\xB5", 1e-6, false},
+    {"m", 1e-3, false},
+    {"k", 1e3, false},
+    {"K", 1e3, false},
+    {"M", 1e6, false},
+    {"G", 1e9, false},
+    {"T", 1e12, false},
+    {"P", 1e15, false},
+    {"Ki", 1024.0, true},
+    {"Mi", 1048576.0, true},
+    {"Gi", 1073741824.0, true},
+    {"Ti", 1099511627776.0, true},
 }};
 
 Dimension divide(Dimension a, Dimension b) {
@@ -86,8 +97,7 @@ Quantity parseQuantity(std::string_view text) {
   // strtod accepts "inf", "nan" and hex floats; only plain decimal numbers are meant here.
   for (std::size_t i = 0; i < numberLength; ++i) {
     const char c = buffer[i];
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == 'e' ||
-          c == 'E')) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')) {
       throw UnitError(fmt::format("'{}' is not a decimal number", s));
     }
   }
@@ -114,8 +124,8 @@ double parseQuantityAs(std::string_view text, Dimension expected) {
   try {
     q = parseQuantity(text);
   } catch (const UnitError& e) {
-    throw UnitError(fmt::format("{}; expected a {} such as '{}'", e.what(), dimensionName(expected),
-                                dimensionExample(expected)));
+    throw UnitError(
+        fmt::format("{}; expected a {} such as '{}'", e.what(), dimensionName(expected), dimensionExample(expected)));
   }
   if (q.dimension != expected) {
     throw UnitError(fmt::format("'{}' is a {}, expected a {} such as '{}'", trim(text), dimensionName(q.dimension),
@@ -170,8 +180,16 @@ std::string siUnit(Dimension d) {
 
 std::string formatQuantity(double siValue, Dimension d) {
   static constexpr std::array<std::pair<double, std::string_view>, 10> kSteps{{
-      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"},
-      {1.0, ""}, {1e-3, "m"}, {1e-6, "u"}, {1e-9, "n"}, {1e-12, "p"},
+      {1e15, "P"},
+      {1e12, "T"},
+      {1e9, "G"},
+      {1e6, "M"},
+      {1e3, "k"},
+      {1.0, ""},
+      {1e-3, "m"},
+      {1e-6, "u"},
+      {1e-9, "n"},
+      {1e-12, "p"},
   }};
   const std::string unit = siUnit(d);
   const double magnitude = std::fabs(siValue);

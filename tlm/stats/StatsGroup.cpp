@@ -17,7 +17,9 @@ void Group::formula(std::string name, std::string unit, std::string description,
   m_entries.push_back(Entry{std::move(name), std::move(unit), std::move(description), nullptr, std::move(compute)});
 }
 
-void Group::addChild(const Group& child) { m_children.push_back(&child); }
+void Group::addChild(const Group& child) {
+  m_children.push_back(&child);
+}
 
 double Group::value(const std::string& name) const {
   for (const Entry& e : m_entries) {
@@ -29,9 +31,8 @@ double Group::value(const std::string& name) const {
 nlohmann::ordered_json Group::toJson() const {
   nlohmann::ordered_json stats = nlohmann::ordered_json::object();
   for (const Entry& e : m_entries) {
-    stats[e.name] = {{"value", e.counter ? e.counter->value() : e.formula()},
-                     {"unit", e.unit},
-                     {"description", e.description}};
+    stats[e.name] = {
+        {"value", e.counter ? e.counter->value() : e.formula()}, {"unit", e.unit}, {"description", e.description}};
   }
   nlohmann::ordered_json out = {{"description", m_description}, {"stats", stats}};
   if (!m_children.empty()) {
