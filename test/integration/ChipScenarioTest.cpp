@@ -6,22 +6,15 @@
 #include "hw/TensorCore.h"
 #include "platforms/Platform.h"
 #include "test/support/Elaboration.h"
+#include "test/support/Shipped.h"
 #include "test/support/TrafficGenerator.h"
-#include "tlm/config/Loader.h"
 #include "workloads/DecodeDriver.h"
 
 namespace scoville {
 namespace {
 
-platform::PlatformConfig shippedPlatform(const std::string& name) {
-  return platform::PlatformConfig::schema().parse(
-      config::loadConfigFile("platform", config::resolveConfigFile("platform", "platforms", name)));
-}
-
-workload::ModelConfig shippedModel(const std::string& name) {
-  return workload::ModelConfig::schema().parse(
-      config::loadConfigFile("model", config::resolveConfigFile("model", "workloads/models", name)));
-}
+using test::shippedModel;
+using test::shippedPlatform;
 
 TEST(ChipScenario, GemmsThroughTheInterconnectNeverBeatPeakAndQueue) {
   test::claimElaboration();
@@ -55,11 +48,8 @@ TEST(ChipScenario, UnsupportedPrecisionGetsACommandError) {
 // Physics first: a decode step can never beat its roofline (bytes / bandwidth, FLOPs / peak).
 void expectDecodeStepRespectsRoofline(int batch, int context, double maxOverBound) {
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
-  workload::ScenarioConfig scenario;
-  scenario.name = "t";
-  scenario.batch = batch;
-  scenario.contextLength = context;
-  workload::DecodePlan plan = workload::planDecodeStep(shippedModel("llama-3.1-70b"), scenario, config.chip);
+  workload::DecodePlan plan =
+      workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chip);
   const double bound = std::max(plan.memoryBoundS(config.chip), plan.computeBoundS(config.chip));
   platform::Platform platform("platform", config);
   workload::DecodeDriver driver("driver", std::move(plan), config.chip.sram.stagingBuffers);

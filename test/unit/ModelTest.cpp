@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/ChipConfig.h"
+#include "test/support/Shipped.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
 #include "workloads/DecodePlan.h"
@@ -9,23 +10,11 @@
 namespace scoville::workload {
 namespace {
 
-ModelConfig shippedModel(const std::string& name) {
-  return ModelConfig::schema().parse(
-      config::loadConfigFile("model", config::resolveConfigFile("model", "workloads/models", name)));
-}
+using test::decodeStep;
+using test::shippedModel;
 
 hw::ChipConfig shippedChip(const std::string& platform) {
-  const config::Node root =
-      config::loadConfigFile("platform", config::resolveConfigFile("platform", "platforms", platform));
-  return hw::ChipConfig::schema().parse(root.child(root.yaml()["chip"], "chip"));
-}
-
-ScenarioConfig decodeStep(int batch, int context) {
-  ScenarioConfig s;
-  s.name = "t";
-  s.batch = batch;
-  s.contextLength = context;
-  return s;
+  return test::shippedPlatform(platform).chip;
 }
 
 TEST(Model, Llama70bParameterCountMatchesThePublishedFigure) {
