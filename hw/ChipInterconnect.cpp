@@ -31,6 +31,10 @@ void ChipInterconnect::bTransport(::tlm::tlm_generic_payload& payload, sc_core::
       m_toMemory.add();
       toMemory->b_transport(payload, delay);
       break;
+    case tlm::OpKind::kVector:
+    case tlm::OpKind::kSend:
+      payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);  // no such unit on this chip yet
+      break;
   }
   delay += m_hopLatency;
 }

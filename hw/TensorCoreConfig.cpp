@@ -25,7 +25,7 @@ const Schema<MacRates>& MacRates::schema() {
           .number("bf16", &MacRates::bf16, optional("0"), nonNegative(), "BF16 MACs per cell per cycle")
           .number("fp8", &MacRates::fp8, optional("0"), nonNegative(), "FP8 MACs per cell per cycle")
           .number("fp4", &MacRates::fp4, optional("0"), nonNegative(),
-                  "FP4 (MXFP4/NVFP4/INT4-class) MACs per cell per cycle")
+                  "4-bit (MXFP4/NVFP4 and INT4) MACs per cell per cycle")
           .rule("bf16", "at least one precision must have a rate > 0",
                 [](const MacRates& r) { return r.fp32 > 0 || r.bf16 > 0 || r.fp8 > 0 || r.fp4 > 0; });
   return s;

@@ -18,7 +18,12 @@ enum class OpKind {
   kKvRead,    ///< KV-cache read (a memory read the KV manager accounts separately)
   kKvAppend,  ///< KV-cache write of newly produced keys and values
   kGemm,      ///< matrix multiply `count` x (M x K) * (K x N) on a tensor core
+  kVector,    ///< `elementOps` element operations (norm, softmax, activation) on a vector unit
+  kSend,      ///< move `bytes` from chip `srcChip` to chip `dstChip` over the switch fabric
 };
+
+/// Stable name of an op kind, for statistics and messages.
+const char* opKindName(OpKind kind);
 
 /// The phase of LLM serving a transaction belongs to. Not a tlm_phase.
 enum class LlmPhase { kPrefill, kDecode, kCommunication };
@@ -35,7 +40,9 @@ struct GemmShape {
   }
 };
 
-/// Set by the initiator (workload driver) before sending; read-only for interconnects and targets.
+/// Set by the initiator (workload driver, KV manager, collective engine) before sending; read-only
+/// for interconnects and targets. A target that forwards a transaction in pieces (KV manager to
+/// memory tiers, switch port to the fabric) issues new payloads of its own rather than editing it.
 class OpExtension : public ::tlm::tlm_extension<OpExtension> {
  public:
   OpKind kind = OpKind::kRead;             ///< routes the payload and selects the target's action
@@ -43,10 +50,13 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   GemmShape shape;                         ///< GEMM shape; meaningful for kGemm only
   Precision precision = Precision::kBf16;  ///< compute precision of a GEMM / element format of data
   LlmPhase phase = LlmPhase::kDecode;      ///< for per-phase statistics and power attribution
+  double elementOps = 0.0;                 ///< element operations of a kVector op
   uint64_t requestId = 0;                  ///< serving request this op belongs to (0: shared, e.g. weights)
-  uint32_t layer = 0;                      ///< transformer layer index (0-based; layers+1 = LM head)
+  uint32_t layer = 0;                      ///< transformer layer index (0-based; layers = LM head)
+  uint64_t tokenBegin = 0;                 ///< first token of a KV op's range within its request
+  uint64_t tokenCount = 0;                 ///< tokens of a KV op's range
   int32_t srcChip = 0;                     ///< chip that issued the transaction
-  int32_t dstChip = 0;                     ///< chip that serves it
+  int32_t dstChip = 0;                     ///< chip that serves it (kSend: the receiving chip)
 
   ::tlm::tlm_extension_base* clone() const override { return new OpExtension(*this); }
   void copy_from(const ::tlm::tlm_extension_base& other) override { *this = static_cast<const OpExtension&>(other); }

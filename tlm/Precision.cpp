@@ -18,7 +18,7 @@ double bitsPerElement(Precision p) {
 
 const std::vector<std::pair<std::string, Precision>>& precisionNames() {
   static const std::vector<std::pair<std::string, Precision>> kNames{
-      {"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}, {"fp8", Precision::kFp8}, {"fp4", Precision::kFp4}};
+      {"fp32", Precision::kFp32}, {"bf16", Precision::kBf16}, {"fp8", Precision::kFp8}, {"fp4", Precision::kFp4}, {"int4", Precision::kInt4}};
   return kNames;
 }
 
