@@ -6,14 +6,11 @@ using namespace scoville::config;
 
 double MacRates::of(tlm::Precision p) const {
   switch (p) {
-    case tlm::Precision::kFp32:
-      return fp32;
-    case tlm::Precision::kBf16:
-      return bf16;
-    case tlm::Precision::kFp8:
-      return fp8;
-    case tlm::Precision::kFp4:
-      return fp4;
+    case tlm::Precision::kFp32: return fp32;
+    case tlm::Precision::kBf16: return bf16;
+    case tlm::Precision::kFp8: return fp8;
+    case tlm::Precision::kFp4: return fp4;
+    case tlm::Precision::kInt4: return fp4;  // 4-bit integer MACs run on the 4-bit datapath
   }
   return 0.0;
 }

@@ -7,36 +7,21 @@ namespace scoville::config {
 
 std::string_view errorKindName(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kUnknownKey:
-      return "unknown-key";
-    case ErrorKind::kWrongType:
-      return "wrong-type";
-    case ErrorKind::kBadUnit:
-      return "bad-unit";
-    case ErrorKind::kOutOfRange:
-      return "out-of-range";
-    case ErrorKind::kMissingKey:
-      return "missing-key";
-    case ErrorKind::kDuplicateKey:
-      return "duplicate-key";
-    case ErrorKind::kFileNotFound:
-      return "file-not-found";
-    case ErrorKind::kEmptyFile:
-      return "empty-file";
-    case ErrorKind::kYamlSyntax:
-      return "yaml-syntax";
-    case ErrorKind::kUnknownName:
-      return "unknown-name";
-    case ErrorKind::kConflictingOverride:
-      return "conflicting-override";
-    case ErrorKind::kBadOverride:
-      return "bad-override";
-    case ErrorKind::kOutputNotWritable:
-      return "output-not-writable";
-    case ErrorKind::kInvalidConfig:
-      return "invalid-config";
-    case ErrorKind::kDoesNotFit:
-      return "does-not-fit";
+    case ErrorKind::kUnknownKey: return "unknown-key";
+    case ErrorKind::kWrongType: return "wrong-type";
+    case ErrorKind::kBadUnit: return "bad-unit";
+    case ErrorKind::kOutOfRange: return "out-of-range";
+    case ErrorKind::kMissingKey: return "missing-key";
+    case ErrorKind::kDuplicateKey: return "duplicate-key";
+    case ErrorKind::kFileNotFound: return "file-not-found";
+    case ErrorKind::kEmptyFile: return "empty-file";
+    case ErrorKind::kYamlSyntax: return "yaml-syntax";
+    case ErrorKind::kUnknownName: return "unknown-name";
+    case ErrorKind::kConflictingOverride: return "conflicting-override";
+    case ErrorKind::kBadOverride: return "bad-override";
+    case ErrorKind::kOutputNotWritable: return "output-not-writable";
+    case ErrorKind::kInvalidConfig: return "invalid-config";
+    case ErrorKind::kDoesNotFit: return "does-not-fit";
   }
   return "config";
 }

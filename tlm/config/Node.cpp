@@ -46,15 +46,11 @@ std::string Node::scalar(const std::string& expected) const {
 
 std::string describeShape(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return "nothing";
+    case YAML::NodeType::Undefined: return "nothing";
   }
   return "something else";
 }
