@@ -10,6 +10,8 @@
 #include "cli/ReportWriter.h"
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
+#include "tlm/ProtocolChecker.h"
+#include "tlm/TimingMode.h"
 #include "tlm/config/Units.h"
 #include "workloads/DecodeDriver.h"
 #include "workloads/DecodePlan.h"
@@ -27,6 +29,7 @@ struct RunOptions {
   InputOptions inputs;
   std::string out = "scoville-out";
   uint64_t seed = 1;
+  std::string timing = "lt";
   bool quiet = false;
   bool verbose = false;
 };
@@ -112,6 +115,9 @@ int runCommand(const Args& args, std::ostream& out) {
   description.add_options()("out,o", po::value(&options.out)->default_value(options.out),
                             "output directory; report.json is written there")(
       "seed", po::value(&options.seed)->default_value(options.seed), "random seed (recorded in the report)")(
+      "timing", po::value(&options.timing)->default_value(options.timing),
+      "timing mode: lt (loosely timed, b_transport + quantum keeper: fast) or at (approximately timed, "
+      "4-phase nb_transport: queues, scheduling policies, backpressure)")(
       "quiet,q", po::bool_switch(&options.quiet), "print only errors")("verbose,v", po::bool_switch(&options.verbose),
                                                                        "print the resolved inputs too");
   po::variables_map vm;
@@ -122,6 +128,13 @@ int runCommand(const Args& args, std::ostream& out) {
   }
   po::notify(vm);
   if (options.quiet && options.verbose) throw po::error("--quiet and --verbose exclude each other");
+
+  tlm::TimingMode mode = tlm::TimingMode::kLooselyTimed;
+  if (options.timing == "at") {
+    mode = tlm::TimingMode::kApproximatelyTimed;
+  } else if (options.timing != "lt") {
+    throw po::error("--timing must be lt or at, not '" + options.timing + "'");
+  }
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
@@ -135,8 +148,9 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // One elaboration per process: the platform and the driver live for the rest of sc_main.
   platform::Platform platform("platform", inputs.platform);
-  workload::DecodeDriver driver("driver", std::move(plan), inputs.platform.chip.sram.stagingBuffers);
-  driver.socket.bind(platform.chip().socket());
+  workload::DecodeDriver driver("driver", std::move(plan), inputs.platform.chip.sram.stagingBuffers, mode);
+  driver.loadPort.socket.bind(platform.chip().socket());
+  driver.computePort.socket.bind(platform.chip().socket());
   sc_core::sc_start();
 
   if (!driver.error().empty()) throw SimulationError(driver.error());
@@ -149,11 +163,15 @@ int runCommand(const Args& args, std::ostream& out) {
                       {"model", {{"name", inputs.model.name}, {"given_as", options.inputs.model}}},
                       {"scenario", {{"name", inputs.scenario.name}, {"given_as", options.inputs.scenario}}},
                       {"overrides", inputs.overrides},
+                      {"timing", options.timing},
                       {"seed", options.seed}};
   report["platform"] = platform::summarize(inputs.platform);
   report["results"] = decodeResults(driver, inputs.platform.chip, inputs.scenario);
   report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
   report["stats"] = {{platform.chip().stats().name(), platform.chip().stats().toJson()}};
+  report["protocol"] = {{"checked_transactions", tlm::ProtocolChecker::checkedTransactions()},
+                        {"violations", tlm::ProtocolChecker::violations()}};
+  if (tlm::ProtocolChecker::violations() > 0) throw SimulationError("TLM base-protocol violations (see warnings)");
 
   const std::string reportPath = (std::filesystem::path(options.out) / "report.json").string();
   writeFileAtomically(reportPath, report.dump(2) + "\n");

@@ -1,13 +1,15 @@
 #pragma once
-// A chip: tensor core and HBM controller joined by the on-chip interconnect. Initiators (the
-// workload driver today, switch ports later) bind to socket().
+// A chip: tensor core, vector unit, HBM controller and SRAM joined by the on-chip interconnect.
+// Initiators (the workload driver's streams, later KV manager and switch ports) bind to socket().
 
 #include <systemc>
 
 #include "hw/ChipConfig.h"
 #include "hw/ChipInterconnect.h"
 #include "hw/MemoryController.h"
+#include "hw/Sram.h"
 #include "hw/TensorCore.h"
+#include "hw/VectorUnit.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::hw {
@@ -18,8 +20,8 @@ class Chip : public sc_core::sc_module {
   Chip(const Chip&) = delete;
   Chip& operator=(const Chip&) = delete;
 
-  /// The chip's entry point for transactions.
-  tlm_utils::simple_target_socket<ChipInterconnect>& socket() { return m_interconnect.socket; }
+  /// The chip's entry point for transactions; any number of initiators may bind to it.
+  tlm_utils::multi_passthrough_target_socket<ChipInterconnect>& socket() { return m_interconnect.socket; }
   const ChipConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
 
@@ -27,7 +29,9 @@ class Chip : public sc_core::sc_module {
   ChipConfig m_config;
   ChipInterconnect m_interconnect;
   TensorCore m_tensorCore;
+  VectorUnit m_vectorUnit;
   MemoryController m_hbm;
+  Sram m_sram;
   stats::Group m_stats;
 };
 

@@ -8,7 +8,9 @@ const Schema<InterconnectConfig>& InterconnectConfig::schema() {
   static const Schema<InterconnectConfig> s =
       Schema<InterconnectConfig>("interconnect", "On-chip network between the chip's units.")
           .quantity("hop_latency", &InterconnectConfig::hopLatencyS, dim::kTime, required(), nonNegative(),
-                    "latency of one traversal; a transaction pays it to the unit and back");
+                    "latency of one traversal; a transaction pays it to the unit and back")
+          .quantity("bandwidth", &InterconnectConfig::bandwidthBytesPerS, dim::kBandwidth, required(), positive(),
+                    "data rate of the port to each unit (HBM, SRAM): transfers through it share it");
   return s;
 }
 
@@ -16,7 +18,13 @@ const Schema<SramConfig>& SramConfig::schema() {
   static const Schema<SramConfig> s =
       Schema<SramConfig>("sram", "On-chip SRAM staging operands between HBM and the tensor cores.")
           .quantity("capacity", &SramConfig::capacityBytes, dim::kBytes, required(), positive(),
-                    "capacity available for operand staging")
+                    "capacity; the decode driver stages operands in it")
+          .integer("banks", &SramConfig::banks, required(), between(1, 4096), "independently accessed banks")
+          .quantity("interleave", &SramConfig::interleaveBytes, dim::kBytes, optional("64 B"), between(8, 1 << 20),
+                    "address interleaving granule across banks")
+          .quantity("bandwidth", &SramConfig::bandwidthBytesPerS, dim::kBandwidth, required(), positive(),
+                    "aggregate bandwidth of all banks")
+          .quantity("latency", &SramConfig::latencyS, dim::kTime, required(), nonNegative(), "access latency")
           .integer("staging_buffers", &SramConfig::stagingBuffers, optional("2"), between(2, 64),
                    "buffers the capacity is split into; 2 = double buffering (one computes, one loads)");
   return s;
@@ -24,11 +32,14 @@ const Schema<SramConfig>& SramConfig::schema() {
 
 const Schema<ChipConfig>& ChipConfig::schema() {
   static const Schema<ChipConfig> s =
-      Schema<ChipConfig>("chip", "One chip type: tensor core, HBM, SRAM, on-chip interconnect and power rating.")
+      Schema<ChipConfig>("chip",
+                         "One chip type: tensor core, vector unit, HBM, SRAM, on-chip interconnect and power rating.")
           .text("name", &ChipConfig::name, required(), "chip type name, used in reports")
           .quantity("rated_power", &ChipConfig::ratedPowerW, dim::kPower, required(), positive(),
                     "thermal design power (TDP) the chip is rated for")
           .child("tensor_core", &ChipConfig::tensorCore, TensorCoreConfig::schema(), required(), "matrix engine")
+          .child("vector_unit", &ChipConfig::vectorUnit, VectorUnitConfig::schema(), required(),
+                 "element-wise SIMD unit")
           .child("hbm", &ChipConfig::hbm, MemoryControllerConfig::schema(), required(), "HBM memory")
           .child("sram", &ChipConfig::sram, SramConfig::schema(), required(), "on-chip SRAM")
           .child("interconnect", &ChipConfig::interconnect, InterconnectConfig::schema(), required(),

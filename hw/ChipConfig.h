@@ -1,16 +1,22 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "hw/MemoryControllerConfig.h"
 #include "hw/TensorCoreConfig.h"
+#include "hw/VectorUnitConfig.h"
 #include "tlm/config/Schema.h"
 
 namespace scoville::hw {
 
+/// Where a chip's SRAM starts in its address space; HBM occupies [0, hbm capacity).
+inline constexpr uint64_t kSramBaseAddress = uint64_t{1} << 48;
+
 /// The on-chip network joining a chip's units.
 struct InterconnectConfig {
-  double hopLatencyS = 0.0;  ///< added on the way to a unit and again on the way back
+  double hopLatencyS = 0.0;         ///< added on the way to a unit and again on the way back
+  double bandwidthBytesPerS = 0.0;  ///< per unit port: data to or from one unit
 
   static const config::Schema<InterconnectConfig>& schema();
 };
@@ -18,6 +24,10 @@ struct InterconnectConfig {
 /// On-chip SRAM used as the staging buffer between HBM and the tensor cores.
 struct SramConfig {
   double capacityBytes = 0.0;
+  int banks = 0;
+  double interleaveBytes = 0.0;
+  double bandwidthBytesPerS = 0.0;  ///< aggregate over all banks
+  double latencyS = 0.0;
   int stagingBuffers = 0;  ///< operand tiles in flight: one is computed on while the others load
 
   /// Bytes of one staging buffer: the largest operand tile streamed from HBM in one piece.
@@ -30,6 +40,7 @@ struct ChipConfig {
   std::string name;
   double ratedPowerW = 0.0;
   TensorCoreConfig tensorCore;
+  VectorUnitConfig vectorUnit;
   MemoryControllerConfig hbm;
   SramConfig sram;
   InterconnectConfig interconnect;

@@ -1,37 +1,81 @@
 #pragma once
-// On-chip interconnect: one target socket facing initiators, one initiator socket per unit.
-// Routes by OpExtension::kind: memory and KV ops to the HBM controller, GEMMs to the tensor core.
-// Each traversal adds the hop latency on the way in and on the way back.
+// On-chip interconnect: a multi-initiator target socket (driver streams, KV manager, switch
+// ports) and one initiator socket per unit. Routing: GEMMs to the tensor core, vector ops to the
+// vector unit, memory and KV ops by address — [kSramBaseAddress, +sram capacity) to the SRAM,
+// everything below to HBM. Every traversal adds the hop latency in each direction. Data to or
+// from a memory unit also crosses that unit's port at `bandwidth`: each port serves transfers in
+// arrival order (busy-until), and a transfer's response is held until its bytes have crossed, so
+// a port slower than its memory caps the memory's achieved bandwidth. Both timing modes are
+// forwarded; approximately-timed responses return to the initiator they came from, and requests
+// from several initiators to one unit are held in order while that unit has not yet granted
+// END_REQ to the previous one (request exclusion on the hop to the unit).
 
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <deque>
 #include <systemc>
 #include <tlm>
+#include <unordered_map>
 
 #include "hw/ChipConfig.h"
+#include "tlm/OpExtension.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::hw {
 
 class ChipInterconnect : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<ChipInterconnect> socket;
+  tlm_utils::multi_passthrough_target_socket<ChipInterconnect> socket;
   tlm_utils::simple_initiator_socket<ChipInterconnect> toMemory;
+  tlm_utils::simple_initiator_socket<ChipInterconnect> toSram;
   tlm_utils::simple_initiator_socket<ChipInterconnect> toTensorCore;
+  tlm_utils::simple_initiator_socket<ChipInterconnect> toVectorUnit;
 
-  ChipInterconnect(const sc_core::sc_module_name& name, const InterconnectConfig& config);
+  ChipInterconnect(const sc_core::sc_module_name& name, const InterconnectConfig& config, double sramCapacityBytes);
   ChipInterconnect(const ChipInterconnect&) = delete;
   ChipInterconnect& operator=(const ChipInterconnect&) = delete;
 
   const stats::Group& stats() const { return m_stats; }
 
  private:
-  void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  enum Port { kMemory, kSram, kTensorCore, kVectorUnit, kNone, kPorts = kNone };
 
+  Port route(::tlm::tlm_generic_payload& payload) const;
+  tlm_utils::simple_initiator_socket<ChipInterconnect>& portSocket(Port port);
+  /// Reserves the port for the payload's bytes from `arrival`; returns when they have crossed.
+  sc_core::sc_time crossPort(Port port, const tlm::OpExtension& op, const sc_core::sc_time& arrival);
+
+  void bTransport(int id, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  ::tlm::tlm_sync_enum nbTransportFw(int id, ::tlm::tlm_generic_payload& payload, ::tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  ::tlm::tlm_sync_enum nbTransportBw(::tlm::tlm_generic_payload& payload, ::tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay);
+  /// Sends BEGIN_REQ to the unit; returns the status for the initiator's call.
+  ::tlm::tlm_sync_enum forwardRequest(Port port, ::tlm::tlm_generic_payload& payload, ::tlm::tlm_phase& phase,
+                                      sc_core::sc_time& delay);
+  /// Forwards held requests to a unit that has granted END_REQ.
+  void drainPending(Port port);
+
+  InterconnectConfig m_config;
+  double m_sramCapacity;
   sc_core::sc_time m_hopLatency;
+  sc_core::sc_time m_portBusyUntil[kPorts];
+  struct InFlight {
+    int initiator;
+    Port port;
+    sc_core::sc_time dataCrossed;
+  };
+  struct Held {
+    ::tlm::tlm_generic_payload* payload;
+    sc_core::sc_time arrival;
+  };
+  std::unordered_map<const ::tlm::tlm_generic_payload*, InFlight> m_inFlight;  // AT backward routing
+  std::deque<Held> m_held[kPorts];    // requests waiting for the unit's END_REQ
+  bool m_awaitingEndRequest[kPorts];  // the unit has a request it has not yet granted END_REQ
+
   stats::Group m_stats;
-  stats::Counter& m_toMemory;
-  stats::Counter& m_toTensorCore;
+  stats::Counter* m_routed[kPorts];
+  stats::Counter& m_portBusyTime;
 };
 
 }  // namespace scoville::hw

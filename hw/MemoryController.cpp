@@ -2,16 +2,22 @@
 
 #include <algorithm>
 
+#include "tlm/OpExtension.h"
 #include "tlm/Time.h"
 
 namespace scoville::hw {
 
+namespace {
+sc_core::sc_time atSeconds(double seconds) {
+  return tlm::durationCeil(seconds);
+}
+}  // namespace
+
 MemoryController::MemoryController(const sc_core::sc_module_name& name, const MemoryControllerConfig& config)
-    : sc_core::sc_module(name),
-      socket("socket"),
+    : TimedTarget(name),
       m_config(config),
-      m_channelBusyUntil(static_cast<std::size_t>(config.channels), sc_core::SC_ZERO_TIME),
-      m_scratch(static_cast<std::size_t>(config.channels), 0),
+      m_queues(static_cast<std::size_t>(config.channels)),
+      m_channelReadyAt(static_cast<std::size_t>(config.channels), 0.0),
       m_stats("hbm", "HBM memory controller"),
       m_reads(m_stats.counter("reads", "", "read requests (weights, activations, KV)")),
       m_writes(m_stats.counter("writes", "", "write requests")),
@@ -19,75 +25,155 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, const Me
       m_bytesWritten(m_stats.counter("bytes_written", "B", "bytes written")),
       m_kvBytesRead(m_stats.counter("kv_bytes_read", "B", "bytes read on behalf of the KV cache")),
       m_kvBytesWritten(m_stats.counter("kv_bytes_written", "B", "bytes written on behalf of the KV cache")),
-      m_channelBusyTime(m_stats.counter("channel_busy_time", "s", "data-transfer time summed over channels")),
-      m_queueTime(m_stats.counter("queue_time", "s", "time requests waited for a busy channel (summed)")) {
-  socket.register_b_transport(this, &MemoryController::bTransport);
-  m_stats.formula("bandwidth_utilization", "", "channel busy time / (channels x simulated time)", [this] {
+      m_busBusyTime(m_stats.counter("bus_busy_time", "s", "data-bus time summed over channels")) {
+  m_channels.reserve(static_cast<std::size_t>(config.channels));
+  for (int c = 0; c < config.channels; ++c) m_channels.emplace_back(m_config, c);
+  const auto command = [this](const char* name, const char* description, const double DramCommandCounts::*field) {
+    m_stats.formula(name, "", description, [this, field] { return m_commands.*field; });
+  };
+  command("activates", "ACT commands", &DramCommandCounts::activates);
+  command("precharges", "PRE commands", &DramCommandCounts::precharges);
+  command("row_hits", "pages found open", &DramCommandCounts::rowHits);
+  command("row_misses", "pages in a closed bank (ACT)", &DramCommandCounts::rowMisses);
+  command("row_conflicts", "pages behind another open row (PRE + ACT)", &DramCommandCounts::rowConflicts);
+  command("read_bursts", "read bursts", &DramCommandCounts::readBursts);
+  command("write_bursts", "write bursts", &DramCommandCounts::writeBursts);
+  command("refreshes", "all-bank refreshes summed over channels", &DramCommandCounts::refreshes);
+  command("turnarounds", "read/write bus turnarounds", &DramCommandCounts::turnarounds);
+  m_stats.formula("bandwidth_utilization", "", "data-bus busy time / (channels x simulated time)", [this] {
     const double elapsed = sc_core::sc_time_stamp().to_seconds();
-    return elapsed > 0 ? m_channelBusyTime.value() / (m_config.channels * elapsed) : 0.0;
+    return elapsed > 0 ? m_busBusyTime.value() / (m_config.channels * elapsed) : 0.0;
   });
+  SC_HAS_PROCESS(MemoryController);
+  SC_METHOD(schedule);
+  sensitive << m_wake;
+  dont_initialize();
 }
 
-void MemoryController::splitAcrossChannels(const MemoryControllerConfig& config, uint64_t address, uint64_t bytes,
-                                           std::vector<uint64_t>& perChannel) {
-  const auto channels = static_cast<uint64_t>(config.channels);
-  const auto granule = static_cast<uint64_t>(config.interleaveBytes);
-  perChannel.assign(channels, 0);
-  if (bytes == 0) return;
-  const uint64_t firstChannel = (address / granule) % channels;
-  const uint64_t head = std::min(bytes, granule - address % granule);
-  perChannel[firstChannel] += head;
-  const uint64_t rest = bytes - head;
-  const uint64_t fullGranules = rest / granule;
-  for (uint64_t c = 0; c < channels; ++c) {
-    // Granule j after the head lands on channel (firstChannel + 1 + j) mod channels.
-    const uint64_t offset = (c + channels - (firstChannel + 1) % channels) % channels;
-    const uint64_t count = fullGranules / channels + (offset < fullGranules % channels ? 1 : 0);
-    perChannel[c] += count * granule;
-  }
-  if (const uint64_t tail = rest % granule; tail > 0) perChannel[(firstChannel + 1 + fullGranules) % channels] += tail;
-}
-
-void MemoryController::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+bool MemoryController::validate(::tlm::tlm_generic_payload& payload, bool& write) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const bool isWrite = op.kind == tlm::OpKind::kWrite || op.kind == tlm::OpKind::kKvAppend;
-  const bool isRead = op.kind == tlm::OpKind::kRead || op.kind == tlm::OpKind::kKvRead;
-  if (!isRead && !isWrite) {
+  write = op.kind == tlm::OpKind::kWrite || op.kind == tlm::OpKind::kKvAppend;
+  const bool read = op.kind == tlm::OpKind::kRead || op.kind == tlm::OpKind::kKvRead;
+  if (!read && !write) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
-    return;
+    return false;
   }
-  const uint64_t address = payload.get_address();
-  if (op.bytes == 0 || static_cast<double>(address) + static_cast<double>(op.bytes) > m_config.capacityBytes) {
+  if (op.bytes == 0 ||
+      static_cast<double>(payload.get_address()) + static_cast<double>(op.bytes) > m_config.capacityBytes) {
     payload.set_response_status(::tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    return;
+    return false;
   }
+  payload.set_response_status(::tlm::TLM_OK_RESPONSE);
+  return true;
+}
 
-  splitAcrossChannels(m_config, address, op.bytes, m_scratch);
-  const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
-  const double channelBandwidth = m_config.channelBandwidth();
-  sc_core::sc_time lastData = arrival;
-  for (std::size_t c = 0; c < m_scratch.size(); ++c) {
-    if (m_scratch[c] == 0) continue;
-    const sc_core::sc_time start = std::max(arrival, m_channelBusyUntil[c]);
-    const double transfer = static_cast<double>(m_scratch[c]) / channelBandwidth;
-    m_channelBusyUntil[c] = start + tlm::durationCeil(transfer);
-    lastData = std::max(lastData, m_channelBusyUntil[c]);
-    m_channelBusyTime.add(transfer);
-    m_queueTime.add((start - arrival).to_seconds());
-  }
-  delay = lastData + tlm::durationCeil(m_config.accessLatencyS) - sc_core::sc_time_stamp();
-
+void MemoryController::account(const ::tlm::tlm_generic_payload& payload, bool write) {
+  const tlm::OpExtension& op = *payload.get_extension<tlm::OpExtension>();
   const auto bytes = static_cast<double>(op.bytes);
-  if (isRead) {
-    m_reads.add();
-    m_bytesRead.add(bytes);
-    if (op.kind == tlm::OpKind::kKvRead) m_kvBytesRead.add(bytes);
-  } else {
+  if (write) {
     m_writes.add();
     m_bytesWritten.add(bytes);
     if (op.kind == tlm::OpKind::kKvAppend) m_kvBytesWritten.add(bytes);
+  } else {
+    m_reads.add();
+    m_bytesRead.add(bytes);
+    if (op.kind == tlm::OpKind::kKvRead) m_kvBytesRead.add(bytes);
   }
-  payload.set_response_status(::tlm::TLM_OK_RESPONSE);
+}
+
+sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
+  bool write = false;
+  if (!validate(payload, write)) return arrival;
+  splitIntoSegments(m_config, payload.get_address(), tlm::opOf(payload).bytes, write, m_segments);
+  const double at = arrival.to_seconds() + m_config.controllerLatencyS;
+  double done = at;
+  for (const DramSegment& segment : m_segments) {
+    const DramService service = m_channels[static_cast<std::size_t>(segment.channel)].serve(segment, at, m_commands);
+    done = std::max(done, service.end);
+    m_busBusyTime.add(service.busTime);
+  }
+  account(payload, write);
+  return atSeconds(done);
+}
+
+bool MemoryController::admit() {
+  if (m_inFlight >= m_config.queueDepth) return false;
+  ++m_inFlight;
+  return true;
+}
+
+void MemoryController::startAt(::tlm::tlm_generic_payload& payload) {
+  bool write = false;
+  if (!validate(payload, write)) {
+    m_at.respond(payload, sc_core::sc_time_stamp());
+    m_completions.insert(sc_core::sc_time_stamp().to_seconds());
+    rearm();
+    return;
+  }
+  account(payload, write);
+  const uint64_t id = m_nextRequest++;
+  splitIntoSegments(m_config, payload.get_address(), tlm::opOf(payload).bytes, write, m_segments);
+  m_requests[id] = Request{&payload, static_cast<int>(m_segments.size()), 0.0};
+  const double at = sc_core::sc_time_stamp().to_seconds() + m_config.controllerLatencyS;
+  for (const DramSegment& segment : m_segments) {
+    const auto c = static_cast<std::size_t>(segment.channel);
+    if (m_queues[c].empty()) m_readyOrder.emplace(m_channelReadyAt[c], segment.channel);
+    m_queues[c].push_back(QueuedPart{segment, at, id});
+  }
+  schedule();
+}
+
+void MemoryController::dispatch(int channel) {
+  const auto c = static_cast<std::size_t>(channel);
+  std::deque<QueuedPart>& queue = m_queues[c];
+  auto pick = queue.begin();
+  if (m_config.scheduler == DramScheduler::kFrFcfs) {
+    const auto hit = std::find_if(queue.begin(), queue.end(),
+                                  [&](const QueuedPart& part) { return m_channels[c].isRowHit(part.segment); });
+    if (hit != queue.end()) pick = hit;
+  }
+  const QueuedPart part = *pick;
+  queue.erase(pick);
+  const DramService service = m_channels[c].serve(part.segment, part.arrival, m_commands);
+  m_busBusyTime.add(service.busTime);
+  // The next part may be picked once this one's data has started (its commands can overlap).
+  m_channelReadyAt[c] = service.firstData;
+  if (!queue.empty()) m_readyOrder.emplace(m_channelReadyAt[c], channel);
+
+  Request& request = m_requests[part.request];
+  request.done = std::max(request.done, service.end);
+  if (--request.partsLeft == 0) {
+    m_at.respond(*request.payload, atSeconds(request.done));
+    m_completions.insert(request.done);
+    m_requests.erase(part.request);
+  }
+}
+
+void MemoryController::schedule() {
+  // Requests whose response time has come free their queue slot.
+  bool freed = false;
+  while (!m_completions.empty() && atSeconds(*m_completions.begin()) <= sc_core::sc_time_stamp()) {
+    m_completions.erase(m_completions.begin());
+    --m_inFlight;
+    freed = true;
+  }
+  while (!m_readyOrder.empty() && atSeconds(m_readyOrder.begin()->first) <= sc_core::sc_time_stamp()) {
+    const int channel = m_readyOrder.begin()->second;
+    m_readyOrder.erase(m_readyOrder.begin());
+    dispatch(channel);
+  }
+  if (freed) m_at.retry();
+  rearm();
+}
+
+void MemoryController::rearm() {
+  double next = -1.0;
+  if (!m_completions.empty()) next = *m_completions.begin();
+  if (!m_readyOrder.empty() && (next < 0 || m_readyOrder.begin()->first < next)) next = m_readyOrder.begin()->first;
+  if (next < 0) return;
+  const sc_core::sc_time when = atSeconds(next);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  m_wake.notify(when > now ? when - now : sc_core::SC_ZERO_TIME);
 }
 
 }  // namespace scoville::hw

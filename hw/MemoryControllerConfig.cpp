@@ -6,21 +6,66 @@ namespace scoville::hw {
 
 using namespace scoville::config;
 
+namespace {
+bool isWhole(double v) {
+  return std::floor(v) == v;
+}
+bool isPowerOfTwo(double v) {
+  const auto n = static_cast<uint64_t>(v);
+  return isWhole(v) && n > 0 && (n & (n - 1)) == 0;
+}
+}  // namespace
+
+const Schema<DramTimingConfig>& DramTimingConfig::schema() {
+  using T = DramTimingConfig;
+  static const Schema<T> s =
+      Schema<T>("dram_timing", "DRAM timing of one channel (JEDEC names).")
+          .quantity("t_rcd", &T::tRCD, dim::kTime, required(), positive(), "ACT to READ/WRITE")
+          .quantity("t_rp", &T::tRP, dim::kTime, required(), positive(), "PRE to ACT, same bank")
+          .quantity("t_cl", &T::tCL, dim::kTime, required(), positive(), "READ to first data (CAS latency)")
+          .quantity("t_ras", &T::tRAS, dim::kTime, required(), positive(), "ACT to PRE, same bank")
+          .quantity("t_rrd_s", &T::tRRDs, dim::kTime, required(), positive(), "ACT to ACT, different bank group")
+          .quantity("t_rrd_l", &T::tRRDl, dim::kTime, required(), positive(), "ACT to ACT, same bank group")
+          .quantity("t_faw", &T::tFAW, dim::kTime, required(), positive(), "four-activate window")
+          .quantity("t_wtr", &T::tWTR, dim::kTime, required(), nonNegative(), "write-to-read turnaround")
+          .quantity("t_rtw", &T::tRTW, dim::kTime, required(), nonNegative(), "read-to-write turnaround")
+          .quantity("t_refi", &T::tREFI, dim::kTime, required(), positive(), "refresh interval")
+          .quantity("t_rfc", &T::tRFC, dim::kTime, required(), positive(), "refresh cycle time (channel blocked)")
+          .rule("t_rfc", "t_rfc must be shorter than t_refi", [](const T& t) { return t.tRFC < t.tREFI; })
+          .rule("t_rrd_l", "t_rrd_l must be at least t_rrd_s", [](const T& t) { return t.tRRDl >= t.tRRDs; });
+  return s;
+}
+
 const Schema<MemoryControllerConfig>& MemoryControllerConfig::schema() {
-  static const Schema<MemoryControllerConfig> s =
-      Schema<MemoryControllerConfig>("hbm", "High-bandwidth memory behind one controller, split into channels.")
-          .quantity("capacity", &MemoryControllerConfig::capacityBytes, dim::kBytes, required(), positive(),
-                    "usable capacity")
-          .quantity("bandwidth", &MemoryControllerConfig::bandwidthBytesPerS, dim::kBandwidth, required(), positive(),
-                    "aggregate peak bandwidth of all channels")
-          .integer("channels", &MemoryControllerConfig::channels, required(), between(1, 4096),
+  using T = MemoryControllerConfig;
+  static const Schema<T> s =
+      Schema<T>("hbm", "High-bandwidth memory behind one controller: channels of bank groups of banks.")
+          .quantity("capacity", &T::capacityBytes, dim::kBytes, required(), positive(), "usable capacity")
+          .quantity("bandwidth", &T::bandwidthBytesPerS, dim::kBandwidth, required(), positive(),
+                    "aggregate peak data-bus bandwidth of all channels")
+          .integer("channels", &T::channels, required(), between(1, 4096),
                    "independent channels (or pseudo-channels) sharing the bandwidth equally")
-          .quantity("interleave", &MemoryControllerConfig::interleaveBytes, dim::kBytes, optional("256 B"),
-                    between(32, 1 << 20), "address interleaving granule across channels")
-          .quantity("access_latency", &MemoryControllerConfig::accessLatencyS, dim::kTime, required(), nonNegative(),
-                    "latency from request to first data (row activation, CAS, PHY), overlapped across requests")
-          .rule("interleave", "interleave must be a whole number of bytes",
-                [](const MemoryControllerConfig& c) { return std::floor(c.interleaveBytes) == c.interleaveBytes; });
+          .quantity("interleave", &T::interleaveBytes, dim::kBytes, optional("256 B"), between(32, 1 << 20),
+                    "address interleaving granule across channels")
+          .integer("bank_groups", &T::bankGroups, required(), between(1, 64), "bank groups per channel")
+          .integer("banks_per_group", &T::banksPerGroup, required(), between(1, 64), "banks per bank group")
+          .quantity("row_size", &T::rowBytes, dim::kBytes, required(), between(64, 1 << 20),
+                    "row buffer (page) size of one channel")
+          .quantity("burst_size", &T::burstBytes, dim::kBytes, required(), between(8, 4096),
+                    "bytes per burst on one channel")
+          .quantity("controller_latency", &T::controllerLatencyS, dim::kTime, required(), nonNegative(),
+                    "controller and PHY pipeline latency per request (overlaps other requests)")
+          .child("timing", &T::timing, DramTimingConfig::schema(), required(), "DRAM timing parameters")
+          .choice("scheduler", &T::scheduler, {{"fcfs", DramScheduler::kFcfs}, {"frfcfs", DramScheduler::kFrFcfs}},
+                  optional("frfcfs"), "request scheduling in approximately-timed mode (loosely-timed is FCFS)")
+          .integer("queue_depth", &T::queueDepth, optional("64"), between(1, 65536),
+                   "requests in flight before the controller applies backpressure (approximately-timed mode)")
+          .rule("interleave", "interleave must be a power of two number of bytes",
+                [](const T& c) { return isPowerOfTwo(c.interleaveBytes); })
+          .rule("row_size", "row_size must be a power of two number of bytes",
+                [](const T& c) { return isPowerOfTwo(c.rowBytes); })
+          .rule("burst_size", "burst_size must be a whole number of bytes dividing row_size",
+                [](const T& c) { return isWhole(c.burstBytes) && std::fmod(c.rowBytes, c.burstBytes) == 0.0; });
   return s;
 }
 

@@ -1,18 +1,51 @@
 #pragma once
 
+#include <string>
+
 #include "tlm/config/Schema.h"
 
 namespace scoville::hw {
 
-/// An HBM memory controller and its channels (see MemoryController.h for the timing model).
+/// DRAM timing parameters of one (pseudo-)channel, in seconds.
+struct DramTimingConfig {
+  double tRCD = 0.0;   ///< ACT to column command
+  double tRP = 0.0;    ///< PRE to ACT (same bank)
+  double tCL = 0.0;    ///< column command to first data
+  double tRAS = 0.0;   ///< ACT to PRE (same bank); tRC = tRAS + tRP
+  double tRRDs = 0.0;  ///< ACT to ACT, different bank groups
+  double tRRDl = 0.0;  ///< ACT to ACT, same bank group
+  double tFAW = 0.0;   ///< window holding at most four ACTs
+  double tWTR = 0.0;   ///< end of write data to read command (turnaround)
+  double tRTW = 0.0;   ///< read to write turnaround on the data bus
+  double tREFI = 0.0;  ///< refresh interval
+  double tRFC = 0.0;   ///< all-bank refresh time: the channel is blocked
+
+  static const config::Schema<DramTimingConfig>& schema();
+};
+
+/// Request scheduling policy of a channel queue (approximately-timed mode).
+enum class DramScheduler {
+  kFcfs,    ///< oldest request first
+  kFrFcfs,  ///< oldest row hit first, else oldest (first-ready, first-come first-served)
+};
+
+/// An HBM memory controller and its channels (see MemoryController.h and DramChannel.h).
 struct MemoryControllerConfig {
   double capacityBytes = 0.0;
   double bandwidthBytesPerS = 0.0;  ///< aggregate peak over all channels
   int channels = 0;
   double interleaveBytes = 0.0;  ///< consecutive bytes mapped to one channel
-  double accessLatencyS = 0.0;   ///< request-to-first-data latency, pipelined across requests
+  int bankGroups = 0;
+  int banksPerGroup = 0;
+  double rowBytes = 0.0;            ///< page (row buffer) size of one channel
+  double burstBytes = 0.0;          ///< bytes of one burst (the data-bus transfer unit)
+  double controllerLatencyS = 0.0;  ///< controller + PHY pipeline, paid per request, overlapped
+  DramTimingConfig timing;
+  DramScheduler scheduler = DramScheduler::kFrFcfs;
+  int queueDepth = 0;  ///< requests the controller accepts before it stops granting END_REQ (AT)
 
   double channelBandwidth() const { return bandwidthBytesPerS / channels; }
+  int banks() const { return bankGroups * banksPerGroup; }
   static const config::Schema<MemoryControllerConfig>& schema();
 };
 

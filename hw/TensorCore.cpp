@@ -14,8 +14,7 @@ uint64_t ceilDiv(uint64_t a, uint64_t b) {
 }  // namespace
 
 TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config)
-    : sc_core::sc_module(name),
-      socket("socket"),
+    : TimedTarget(name),
       m_config(config),
       m_stats("tensor_core", "systolic matrix engine"),
       m_gemms(m_stats.counter("gemms", "", "GEMM transactions executed")),
@@ -23,7 +22,6 @@ TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConf
       m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the array was occupied")),
       m_idealCycles(m_stats.counter("ideal_cycles", "cycle", "cycles the same FLOPs need at 100% array use")),
       m_queueTime(m_stats.counter("queue_time", "s", "time GEMMs waited for the array to free up")) {
-  socket.register_b_transport(this, &TensorCore::bTransport);
   m_stats.formula("array_utilization", "", "ideal_cycles / busy_cycles",
                   [this] { return m_busyCycles.value() > 0 ? m_idealCycles.value() / m_busyCycles.value() : 0.0; });
 }
@@ -44,17 +42,15 @@ uint64_t TensorCore::gemmCycles(const TensorCoreConfig& config, const tlm::GemmS
          static_cast<uint64_t>(config.pipelineLatencyCycles);
 }
 
-void TensorCore::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
   const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? gemmCycles(m_config, op.shape, op.precision) : 0;
   if (cycles == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
-    return;
+    return arrival;
   }
-  const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
   const sc_core::sc_time start = std::max(arrival, m_busyUntil);
   m_busyUntil = start + tlm::durationCeil(static_cast<double>(cycles) / m_config.clockHz);
-  delay = m_busyUntil - sc_core::sc_time_stamp();
 
   const double flops = op.shape.flops();
   m_gemms.add();
@@ -63,6 +59,7 @@ void TensorCore::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_tim
   m_idealCycles.add(flops / (m_config.peakFlops(op.precision) / m_config.clockHz));
   m_queueTime.add((start - arrival).to_seconds());
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
+  return m_busyUntil;
 }
 
 }  // namespace scoville::hw

@@ -10,28 +10,24 @@
 //   rounds        = ceil(batch * tiles / arrays)   tiles are dealt round-robin to the `count` arrays
 //   cycles        = rounds * cycles/tile + rows + cols + pipeline_latency  (fill + drain)
 // so a large GEMM approaches peak while a decode GEMV (M = 1..8) is limited by weight-tile loads
-// and uses M/rows of the array; too few tiles leave arrays idle. The core executes one GEMM at a time; overlapping
-// requests queue behind m_busyUntil, which is how contention between initiators shows up.
+// and uses M/rows of the array; too few tiles leave arrays idle. The core executes one GEMM at a
+// time; overlapping requests queue behind m_busyUntil: contention between initiators shows up.
 
-#include <tlm_utils/simple_target_socket.h>
 #include <cstdint>
 #include <systemc>
 #include <tlm>
 
 #include "hw/TensorCoreConfig.h"
+#include "hw/TimedTarget.h"
 #include "tlm/OpExtension.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::hw {
 
-class TensorCore : public sc_core::sc_module {
+/// Accepts kGemm payloads on its socket; anything else gets TLM_COMMAND_ERROR_RESPONSE.
+class TensorCore : public TimedTarget {
  public:
-  /// Accepts kGemm payloads; anything else gets TLM_COMMAND_ERROR_RESPONSE.
-  tlm_utils::simple_target_socket<TensorCore> socket;
-
   TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config);
-  TensorCore(const TensorCore&) = delete;
-  TensorCore& operator=(const TensorCore&) = delete;
 
   const TensorCoreConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
@@ -40,7 +36,7 @@ class TensorCore : public sc_core::sc_module {
   static uint64_t gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p);
 
  private:
-  void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  sc_core::sc_time serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) override;
 
   TensorCoreConfig m_config;
   sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;

@@ -37,11 +37,20 @@ void printTree(std::ostream& out, const PlatformConfig& config) {
       out << fmt::format("   │    peak {:<4} {}\n", name, formatQuantity(tc.peakFlops(precision), dim::kFlopRate));
     }
   }
-  out << fmt::format("   ├─ hbm: {}, {} in {} channels, latency {}\n",
+  out << fmt::format("   ├─ vector_unit: {} lanes @ {}\n", chip.vectorUnit.lanes,
+                     formatQuantity(chip.vectorUnit.clockHz, dim::kFrequency));
+  out << fmt::format("   ├─ hbm: {}, {} in {} channels x {} banks ({} groups), {} rows, {} scheduling\n",
                      formatQuantity(chip.hbm.capacityBytes, dim::kBytes),
-                     formatQuantity(chip.hbm.bandwidthBytesPerS, dim::kBandwidth), chip.hbm.channels,
-                     formatQuantity(chip.hbm.accessLatencyS, dim::kTime));
-  out << fmt::format("   └─ interconnect: hop latency {}\n", formatQuantity(chip.interconnect.hopLatencyS, dim::kTime));
+                     formatQuantity(chip.hbm.bandwidthBytesPerS, dim::kBandwidth), chip.hbm.channels, chip.hbm.banks(),
+                     chip.hbm.bankGroups, formatQuantity(chip.hbm.rowBytes, dim::kBytes),
+                     chip.hbm.scheduler == hw::DramScheduler::kFrFcfs ? "FR-FCFS" : "FCFS");
+  out << fmt::format("   ├─ sram: {} in {} banks, {}, latency {}\n",
+                     formatQuantity(chip.sram.capacityBytes, dim::kBytes), chip.sram.banks,
+                     formatQuantity(chip.sram.bandwidthBytesPerS, dim::kBandwidth),
+                     formatQuantity(chip.sram.latencyS, dim::kTime));
+  out << fmt::format("   └─ interconnect: hop latency {}, {} per unit port\n",
+                     formatQuantity(chip.interconnect.hopLatencyS, dim::kTime),
+                     formatQuantity(chip.interconnect.bandwidthBytesPerS, dim::kBandwidth));
   out << fmt::format(
       "totals: 1 chip, HBM {} / {}, rated power {}\n", formatQuantity(chip.hbm.capacityBytes, dim::kBytes),
       formatQuantity(chip.hbm.bandwidthBytesPerS, dim::kBandwidth), formatQuantity(chip.ratedPowerW, dim::kPower));

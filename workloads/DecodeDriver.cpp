@@ -4,9 +4,11 @@
 
 namespace scoville::workload {
 
-DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers)
+DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers,
+                           tlm::TimingMode mode)
     : sc_core::sc_module(name),
-      socket("socket"),
+      loadPort("load", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
+      computePort("compute", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
       m_plan(std::move(plan)),
       m_timings(m_plan.ops.size()),
       m_ready("ready", stagingBuffers),
@@ -16,8 +18,8 @@ DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan,
   SC_THREAD(computeStream);
 }
 
-bool DecodeDriver::issue(tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
-                         uint32_t layer) {
+bool DecodeDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
+                         const tlm::GemmShape* gemm, uint32_t layer) {
   tlm::PayloadRef payload(m_pool);
   tlm::OpExtension& op = payload.op();
   op.kind = kind;
@@ -30,26 +32,28 @@ bool DecodeDriver::issue(tlm::OpKind kind, uint64_t address, uint64_t bytes, con
   payload->set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
                        : kind == tlm::OpKind::kGemm                                  ? ::tlm::TLM_IGNORE_COMMAND
                                                                                      : ::tlm::TLM_READ_COMMAND);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  socket->b_transport(*payload, delay);
+  port.transport(*payload);
   if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE && m_error.empty()) {
     m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", layer,
                           kind == tlm::OpKind::kGemm ? "GEMM" : "memory access", address, bytes,
                           payload->get_response_string());
     return false;
   }
-  wait(delay);
   return true;
 }
 
+// Both streams synchronise their loosely-timed local time before touching the shared buffers,
+// so the other stream sees the right time.
 void DecodeDriver::loadStream() {
   for (std::size_t i = 0; i < m_plan.ops.size() && m_error.empty(); ++i) {
     const PlannedOp& op = m_plan.ops[i];
+    loadPort.sync();
     m_freeBuffers.wait();
     m_timings[i].loadStart = sc_core::sc_time_stamp();
     for (const MemoryAccess& access : op.accesses) {
-      if (!issue(access.kind, access.address, access.bytes, nullptr, op.layer)) break;
+      if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op.layer)) break;
     }
+    loadPort.sync();
     m_timings[i].loadEnd = sc_core::sc_time_stamp();
     m_ready.write(i);
   }
@@ -64,8 +68,9 @@ void DecodeDriver::computeStream() {
     const PlannedOp& op = m_plan.ops[i];
     m_timings[i].computeStart = sc_core::sc_time_stamp();
     for (const tlm::GemmShape& gemm : op.gemms) {
-      if (!issue(tlm::OpKind::kGemm, 0, 0, &gemm, op.layer)) return;
+      if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op.layer)) return;
     }
+    computePort.sync();
     m_timings[i].computeEnd = sc_core::sc_time_stamp();
     m_freeBuffers.post();
   }

@@ -8,27 +8,33 @@
 // tile i+1 loads while tile i computes). The step time thus emerges from the memory controller
 // and tensor core timing and their overlap, never from arithmetic here.
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <string>
 #include <systemc>
 #include <tlm>
 #include <vector>
 
+#include "tlm/InitiatorPort.h"
 #include "tlm/PayloadPool.h"
+#include "tlm/TimingMode.h"
 #include "workloads/DecodePlan.h"
 
 namespace scoville::workload {
 
 class DecodeDriver : public sc_core::sc_module {
  public:
-  tlm_utils::simple_initiator_socket<DecodeDriver> socket;
+  /// Loosely-timed quantum of each stream.
+  static constexpr double kQuantumS = 1e-6;
+
+  /// The load stream's and the compute stream's ports; bind both to the chip.
+  tlm::InitiatorPort loadPort;
+  tlm::InitiatorPort computePort;
 
   struct OpTiming {
     sc_core::sc_time loadStart, loadEnd, computeStart, computeEnd;
   };
 
   /// stagingBuffers: SRAM buffers shared by the two streams (chip.sram.staging_buffers).
-  DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers);
+  DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers, tlm::TimingMode mode);
   DecodeDriver(const DecodeDriver&) = delete;
   DecodeDriver& operator=(const DecodeDriver&) = delete;
 
@@ -44,7 +50,8 @@ class DecodeDriver : public sc_core::sc_module {
  private:
   void loadStream();
   void computeStream();
-  bool issue(tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm, uint32_t layer);
+  bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
+             uint32_t layer);
 
   DecodePlan m_plan;
   std::vector<OpTiming> m_timings;

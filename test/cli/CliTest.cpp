@@ -70,7 +70,7 @@ TEST_F(CliTest, WrongType) {
 }
 
 TEST_F(CliTest, MapWhereAQuantityBelongs) {
-  const std::string file = platformVariant("clock: 1.8 GHz", "clock: {value: 1.8}");
+  const std::string file = platformVariant("clock: 1.8 GHz\n    array_rows", "clock: {value: 1.8}\n    array_rows");
   expectConfigError({"--platform", file}, "wrong-type", {"platform.chip.tensor_core.clock", "a frequency"});
 }
 
@@ -92,13 +92,13 @@ TEST_F(CliTest, NegativeBandwidth) {
 }
 
 TEST_F(CliTest, ZeroClock) {
-  const std::string file = platformVariant("clock: 1.8 GHz", "clock: 0 GHz");
+  const std::string file = platformVariant("clock: 1.8 GHz\n    array_rows", "clock: 0 GHz\n    array_rows");
   expectConfigError({"--platform", file}, "out-of-range", {file + ":", "platform.chip.tensor_core.clock"});
 }
 
 TEST_F(CliTest, MissingRequiredKey) {
-  const std::string file = platformVariant("    access_latency: 110 ns ", "    ");
-  expectConfigError({"--platform", file}, "missing-key", {file + ":", "platform.chip.hbm.access_latency"});
+  const std::string file = platformVariant("    controller_latency: 40 ns ", "    ");
+  expectConfigError({"--platform", file}, "missing-key", {file + ":", "platform.chip.hbm.controller_latency"});
 }
 
 TEST_F(CliTest, DuplicateKey) {

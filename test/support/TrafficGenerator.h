@@ -1,14 +1,12 @@
 #pragma once
 // A test initiator: issues a list of transactions, each no earlier than its release time and
-// after the previous one completed, and records when each completed.
+// after the previous one completed, in either timing mode, and records when each completed.
 
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
-#include <functional>
 #include <systemc>
 #include <tlm>
 #include <vector>
 
+#include "tlm/InitiatorPort.h"
 #include "tlm/PayloadPool.h"
 
 namespace scoville::test {
@@ -25,12 +23,24 @@ class TrafficGenerator : public sc_core::sc_module {
     ::tlm::tlm_response_status status = ::tlm::TLM_INCOMPLETE_RESPONSE;
   };
 
-  tlm_utils::simple_initiator_socket<TrafficGenerator> socket;
+  tlm::InitiatorPort port;
+  /// The port's initiator socket (bind it, or call bind()).
+  tlm_utils::simple_initiator_socket<tlm::InitiatorPort>& socket;
 
-  TrafficGenerator(const sc_core::sc_module_name& name, std::vector<Request> requests)
-      : sc_core::sc_module(name), socket("socket"), m_requests(std::move(requests)) {
+  TrafficGenerator(const sc_core::sc_module_name& name, std::vector<Request> requests,
+                   tlm::TimingMode mode = tlm::TimingMode::kLooselyTimed)
+      : sc_core::sc_module(name),
+        port("port", mode, sc_core::sc_time(1, sc_core::SC_US)),
+        socket(port.socket),
+        m_requests(std::move(requests)) {
     SC_HAS_PROCESS(TrafficGenerator);
     SC_THREAD(run);
+  }
+
+  /// Binds the generator's socket to a target socket.
+  template <class Target>
+  void bind(Target& target) {
+    port.socket.bind(target);
   }
 
   const std::vector<Completion>& completions() const { return m_completions; }
@@ -39,41 +49,27 @@ class TrafficGenerator : public sc_core::sc_module {
  private:
   void run() {
     for (const Request& request : m_requests) {
-      if (sc_core::sc_time_stamp() < request.release) wait(request.release - sc_core::sc_time_stamp());
+      if (port.localTime() < request.release) {
+        port.sync();
+        wait(request.release - sc_core::sc_time_stamp());
+      }
       tlm::PayloadRef payload(m_pool);
       payload.op() = request.op;
       payload->set_address(request.address);
       payload->set_command(request.op.kind == tlm::OpKind::kWrite ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
       Completion c;
-      c.start = sc_core::sc_time_stamp();
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      socket->b_transport(*payload, delay);
-      wait(delay);
-      c.end = sc_core::sc_time_stamp();
+      c.start = port.localTime();
+      port.transport(*payload);
+      c.end = port.localTime();
       c.status = payload->get_response_status();
       m_completions.push_back(c);
     }
+    port.sync();
   }
 
   std::vector<Request> m_requests;
   std::vector<Completion> m_completions;
   tlm::PayloadPool m_pool;
-};
-
-/// Joins two initiators onto one target socket (simple_target_socket takes one initiator).
-class FanIn : public sc_core::sc_module {
- public:
-  tlm_utils::simple_target_socket<FanIn> in0{"in0"};
-  tlm_utils::simple_target_socket<FanIn> in1{"in1"};
-  tlm_utils::simple_initiator_socket<FanIn> out{"out"};
-
-  explicit FanIn(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
-    in0.register_b_transport(this, &FanIn::forward);
-    in1.register_b_transport(this, &FanIn::forward);
-  }
-
- private:
-  void forward(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) { out->b_transport(payload, delay); }
 };
 
 /// A memory request of `bytes` at `address`.

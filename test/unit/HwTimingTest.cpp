@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <numeric>
 
+#include "hw/DramChannel.h"
 #include "hw/MemoryController.h"
 #include "hw/TensorCore.h"
 #include "tlm/config/Loader.h"
@@ -83,34 +84,101 @@ TEST(TensorCoreTiming, FewTilesLeaveArraysIdle) {
 MemoryControllerConfig hbm(int channels, double interleave) {
   MemoryControllerConfig c;
   c.capacityBytes = 1e12;
-  c.bandwidthBytesPerS = 1e12;
+  c.bandwidthBytesPerS = 64e9 * channels;
   c.channels = channels;
   c.interleaveBytes = interleave;
-  c.accessLatencyS = 100e-9;
+  c.bankGroups = 4;
+  c.banksPerGroup = 4;
+  c.rowBytes = 1024;
+  c.burstBytes = 64;
+  c.controllerLatencyS = 0;
+  c.timing = DramTimingConfig{14e-9, 14e-9, 18e-9, 33e-9, 2e-9, 4e-9, 16e-9, 8e-9, 4e-9, 3.9e-6, 350e-9};
   return c;
 }
 
-TEST(MemoryInterleaving, SplitCoversEveryByteOnceAndBalancesStreams) {
+TEST(DramSegments, SplitCoversEveryByteOnceOnTheRightChannel) {
   const MemoryControllerConfig c = hbm(8, 256);
-  std::vector<uint64_t> perChannel;
+  std::vector<DramSegment> segments;
   for (uint64_t address : {0ull, 100ull, 256ull, 1000ull, 4095ull}) {
     for (uint64_t bytes : {1ull, 64ull, 256ull, 300ull, 2048ull, 1000000ull}) {
-      MemoryController::splitAcrossChannels(c, address, bytes, perChannel);
-      ASSERT_EQ(perChannel.size(), 8u);
-      EXPECT_EQ(std::accumulate(perChannel.begin(), perChannel.end(), 0ull), bytes) << address << "+" << bytes;
-      // Brute force: granule by granule.
-      std::vector<uint64_t> expected(8, 0);
+      splitIntoSegments(c, address, bytes, false, segments);
+      // Brute force: granule by granule, with the channel-local address of each byte.
+      std::vector<uint64_t> perChannel(8, 0);
+      std::vector<int64_t> firstLocal(8, -1);
       for (uint64_t b = address; b < address + bytes;) {
         const uint64_t granuleEnd = (b / 256 + 1) * 256;
         const uint64_t take = std::min(granuleEnd, address + bytes) - b;
-        expected[(b / 256) % 8] += take;
+        const uint64_t channel = (b / 256) % 8;
+        if (firstLocal[channel] < 0) firstLocal[channel] = static_cast<int64_t>((b / 256 / 8) * 256 + b % 256);
+        perChannel[channel] += take;
         b += take;
       }
-      EXPECT_EQ(perChannel, expected) << address << "+" << bytes;
+      uint64_t total = 0;
+      for (const DramSegment& s : segments) {
+        EXPECT_EQ(s.bytes, perChannel[static_cast<std::size_t>(s.channel)]) << address << "+" << bytes;
+        EXPECT_EQ(static_cast<int64_t>(s.localAddress), firstLocal[static_cast<std::size_t>(s.channel)]);
+        total += s.bytes;
+      }
+      EXPECT_EQ(total, bytes);
     }
   }
-  MemoryController::splitAcrossChannels(c, 0, 8 * 256 * 1000, perChannel);
-  for (uint64_t bytes : perChannel) EXPECT_EQ(bytes, 256u * 1000u);
+}
+
+TEST(DramChannelTiming, ClosedRowThenHitThenConflict) {
+  const MemoryControllerConfig c = hbm(1, 256);
+  DramChannel channel(c, 0);
+  DramCommandCounts counts;
+  const double burst = 64 / c.channelBandwidth();
+  const DramService first = channel.serve({0, 0, 64, false}, 0.0, counts);
+  EXPECT_DOUBLE_EQ(first.end, c.timing.tRCD + c.timing.tCL + burst);
+  EXPECT_EQ(counts.activates, 1);
+  EXPECT_EQ(counts.rowMisses, 1);
+  // Same row: no activation, CAS latency only.
+  const DramService hit = channel.serve({0, 64, 64, false}, 1e-6, counts);
+  EXPECT_DOUBLE_EQ(hit.end, 1e-6 + c.timing.tCL + burst);
+  EXPECT_EQ(counts.rowHits, 1);
+  // Same bank, next row (16 banks x 1 KiB further): precharge + activate.
+  const DramService conflict = channel.serve({0, 16 * 1024, 64, false}, 2e-6, counts);
+  EXPECT_DOUBLE_EQ(conflict.end, 2e-6 + c.timing.tRP + c.timing.tRCD + c.timing.tCL + burst);
+  EXPECT_EQ(counts.rowConflicts, 1);
+  EXPECT_EQ(counts.precharges, 1);
+  EXPECT_EQ(counts.readBursts, 3);
+}
+
+TEST(DramChannelTiming, FourActivateWindowSpacesTheFifthActivation) {
+  const MemoryControllerConfig c = hbm(1, 256);
+  DramChannel channel(c, 0);
+  DramCommandCounts counts;
+  // Five 64-byte reads to five different banks, all arriving at t = 0.
+  std::vector<DramService> done;
+  for (uint64_t bank = 0; bank < 5; ++bank) done.push_back(channel.serve({0, bank * 1024, 64, false}, 0.0, counts));
+  // The fifth ACT waits for tFAW after the first: its data cannot come before tFAW + tRCD + tCL.
+  EXPECT_GE(done[4].end, c.timing.tFAW + c.timing.tRCD + c.timing.tCL);
+  for (std::size_t i = 1; i < done.size(); ++i) EXPECT_GT(done[i].end, done[i - 1].end);
+}
+
+TEST(DramChannelTiming, LongStreamIsBusBoundLessRefresh) {
+  const MemoryControllerConfig c = hbm(1, 256);
+  DramChannel channel(c, 0);
+  DramCommandCounts counts;
+  const uint64_t bytes = 64ull << 20;
+  const DramService s = channel.serve({0, 0, bytes, false}, 0.0, counts);
+  const double busTime = bytes / c.channelBandwidth();
+  EXPECT_GE(s.end, busTime);
+  const double refreshes = std::floor(s.end / c.timing.tREFI);
+  EXPECT_NEAR(counts.refreshes, refreshes, 1.0);
+  EXPECT_NEAR(s.end, busTime + counts.refreshes * c.timing.tRFC + c.timing.tRCD + c.timing.tCL, 1e-9);
+  EXPECT_EQ(counts.activates, static_cast<double>(bytes / 1024));
+}
+
+TEST(DramChannelTiming, TurnaroundSeparatesReadsFromWrites) {
+  const MemoryControllerConfig c = hbm(1, 256);
+  DramChannel channel(c, 0);
+  DramCommandCounts counts;
+  const DramService read = channel.serve({0, 0, 64, false}, 0.0, counts);
+  const DramService write = channel.serve({0, 64, 64, true}, 0.0, counts);
+  EXPECT_GE(write.firstData, read.end + c.timing.tRTW);
+  EXPECT_EQ(counts.turnarounds, 1);
 }
 
 }  // namespace

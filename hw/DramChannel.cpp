@@ -1,0 +1,167 @@
+#include "hw/DramChannel.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace scoville::hw {
+
+void splitIntoSegments(const MemoryControllerConfig& config, uint64_t address, uint64_t bytes, bool write,
+                       std::vector<DramSegment>& out) {
+  out.clear();
+  if (bytes == 0) return;
+  const auto channels = static_cast<uint64_t>(config.channels);
+  const auto granule = static_cast<uint64_t>(config.interleaveBytes);
+  const uint64_t firstGranule = address / granule;
+  const uint64_t lastGranule = (address + bytes - 1) / granule;
+  const uint64_t granules = lastGranule - firstGranule + 1;
+  for (uint64_t offset = 0; offset < std::min(granules, channels); ++offset) {
+    // Granules firstGranule + offset + j * channels (j = 0, 1, ...) form one channel-local range.
+    const uint64_t g = firstGranule + offset;
+    const uint64_t count = (granules - offset + channels - 1) / channels;
+    const uint64_t lastOfChannel = g + (count - 1) * channels;
+    const uint64_t begin = std::max(address, g * granule);
+    const uint64_t end = std::min(address + bytes, (lastOfChannel + 1) * granule);
+    const uint64_t localBegin = (g / channels) * granule + (begin - g * granule);
+    const uint64_t segmentBytes = (count - 1) * granule + (end - lastOfChannel * granule) - (begin - g * granule);
+    out.push_back(DramSegment{static_cast<int>(g % channels), localBegin, segmentBytes, write});
+  }
+}
+
+DramChannel::DramChannel(const MemoryControllerConfig& config, int index)
+    : m_config(config),
+      m_t(config.timing),
+      m_channelBandwidth(config.channelBandwidth()),
+      m_banks(static_cast<std::size_t>(config.banks())),
+      // Refresh is staggered so that channels do not all stall together.
+      m_nextRefresh(config.timing.tREFI * (1.0 + static_cast<double>(index) / config.channels)) {
+  m_recentActs.fill(-1e9);
+}
+
+double DramChannel::steadyActPeriod() const {
+  const double rrd = m_config.bankGroups > 1 ? m_t.tRRDs : m_t.tRRDl;
+  return std::max({rrd, m_t.tFAW / 4.0, (m_t.tRAS + m_t.tRP) / m_config.banks()});
+}
+
+void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
+  while (m_nextRefresh <= time) {
+    m_blockedUntil = std::max(m_blockedUntil, m_nextRefresh) + m_t.tRFC;
+    for (Bank& bank : m_banks) {
+      bank.openRow = -1;
+      bank.readyAt = m_blockedUntil;
+    }
+    m_nextRefresh += m_t.tREFI;
+    counts.refreshes += 1;
+  }
+}
+
+double DramChannel::activate(Bank& bank, int bankIndex, double earliest, DramCommandCounts& counts) {
+  double at = std::max(earliest, bank.readyAt);
+  if (bank.openRow >= 0) {
+    // Row conflict: precharge (not before tRAS after its ACT), then activate.
+    at = std::max(at, bank.actAt + m_t.tRAS) + m_t.tRP;
+    counts.precharges += 1;
+    counts.rowConflicts += 1;
+  } else {
+    counts.rowMisses += 1;
+  }
+  const int group = bankIndex % m_config.bankGroups;
+  if (m_lastAct >= 0) at = std::max(at, m_lastAct + (group == m_lastActGroup ? m_t.tRRDl : m_t.tRRDs));
+  at = std::max(at, m_recentActs[m_recentActNext] + m_t.tFAW);  // the oldest of the last four
+  m_recentActs[m_recentActNext] = at;
+  m_recentActNext = (m_recentActNext + 1) % 4;
+  m_lastAct = at;
+  m_lastActGroup = group;
+  bank.actAt = at;
+  counts.activates += 1;
+  return at;
+}
+
+bool DramChannel::isRowHit(const DramSegment& segment) const {
+  const auto page = static_cast<uint64_t>(segment.localAddress / static_cast<uint64_t>(m_config.rowBytes));
+  const auto banks = static_cast<uint64_t>(m_banks.size());
+  return m_banks[page % banks].openRow == static_cast<int64_t>(page / banks);
+}
+
+DramService DramChannel::serve(const DramSegment& segment, double arrival, DramCommandCounts& counts) {
+  const auto rowBytes = static_cast<uint64_t>(m_config.rowBytes);
+  const auto banks = static_cast<uint64_t>(m_banks.size());
+  const uint64_t firstPage = segment.localAddress / rowBytes;
+  const uint64_t lastPage = (segment.localAddress + segment.bytes - 1) / rowBytes;
+  const uint64_t pages = lastPage - firstPage + 1;
+
+  refreshUntil(arrival, counts);
+  const double commandStart = std::max(arrival, m_blockedUntil);
+
+  // Pages touching each bank at most once: schedule their commands exactly.
+  double firstReady = 0.0;
+  double lastReady = 0.0;  // when the last page's data can start
+  double firstAct = -1.0;
+  double lastAct = commandStart;
+  const uint64_t exact = std::min(pages, banks);
+  for (uint64_t i = 0; i < exact; ++i) {
+    const uint64_t page = firstPage + i;
+    const auto bankIndex = static_cast<int>(page % banks);
+    Bank& bank = m_banks[static_cast<std::size_t>(bankIndex)];
+    const auto row = static_cast<int64_t>(page / banks);
+    double columnAt = 0.0;
+    if (bank.openRow == row) {
+      counts.rowHits += 1;
+      columnAt = std::max(commandStart, bank.actAt + m_t.tRCD);
+    } else {
+      lastAct = activate(bank, bankIndex, commandStart, counts);
+      if (firstAct < 0) firstAct = lastAct;
+      bank.openRow = row;
+      columnAt = lastAct + m_t.tRCD;
+    }
+    lastReady = columnAt + m_t.tCL;
+    if (i == 0) firstReady = lastReady;
+  }
+  // Further pages revisit banks with a new row each time: PRE + ACT at the steady-state period.
+  if (pages > banks) {
+    const double period = steadyActPeriod();
+    const uint64_t more = pages - banks;
+    // ACT(i) >= ACT(i-1) + period and ACT(i) >= ACT(i - banks) + tRC.
+    const double chainStart = firstAct >= 0 ? firstAct : commandStart;
+    lastAct = std::max(lastAct + static_cast<double>(more) * period,
+                       chainStart + m_t.tRAS + m_t.tRP + static_cast<double>(more - 1) * period);
+    counts.activates += static_cast<double>(more);
+    counts.precharges += static_cast<double>(more);
+    counts.rowConflicts += static_cast<double>(more);
+    for (uint64_t page = lastPage + 1 - banks; page <= lastPage; ++page) {
+      Bank& bank = m_banks[page % banks];
+      bank.openRow = static_cast<int64_t>(page / banks);
+      bank.actAt = lastAct - static_cast<double>(lastPage - page) * period;
+    }
+    m_lastAct = lastAct;
+    lastReady = lastAct + m_t.tRCD + m_t.tCL;
+  }
+
+  // The data bus: after the previous transfer (plus a turnaround when the direction changes).
+  double busReady = m_busFree;
+  if (m_busUsed && m_lastWrite != segment.write) {
+    busReady += m_lastWrite ? m_t.tWTR : m_t.tRTW;
+    counts.turnarounds += 1;
+  }
+  const double bursts = std::ceil(static_cast<double>(segment.bytes) / m_config.burstBytes);
+  const double busTime = bursts * m_config.burstBytes / m_channelBandwidth;
+  const double lastPageBytes =
+      static_cast<double>(segment.localAddress + segment.bytes - std::max(segment.localAddress, lastPage * rowBytes));
+  DramService service;
+  service.firstData = std::max(firstReady, busReady);
+  service.busTime = busTime;
+  service.end = std::max(service.firstData + busTime, lastReady + lastPageBytes / m_channelBandwidth);
+  // Refreshes falling due while data moves stretch the transfer by tRFC each.
+  while (m_nextRefresh < service.end) {
+    service.end += m_t.tRFC;
+    m_blockedUntil = std::max(m_blockedUntil, m_nextRefresh + m_t.tRFC);
+    m_nextRefresh += m_t.tREFI;
+    counts.refreshes += 1;
+  }
+  (segment.write ? counts.writeBursts : counts.readBursts) += bursts;
+  m_busFree = service.end;
+  m_lastWrite = segment.write;
+  m_busUsed = true;
+  return service;
+}
+
+}  // namespace scoville::hw

@@ -1,0 +1,40 @@
+#include "hw/VectorUnit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tlm/OpExtension.h"
+#include "tlm/Time.h"
+
+namespace scoville::hw {
+
+VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConfig& config)
+    : TimedTarget(name),
+      m_config(config),
+      m_stats("vector_unit", "element-wise SIMD unit"),
+      m_ops(m_stats.counter("ops", "", "vector transactions executed")),
+      m_elementOps(m_stats.counter("element_ops", "op", "element operations executed")),
+      m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the unit was occupied")) {}
+
+uint64_t VectorUnit::cycles(const VectorUnitConfig& config, double elementOps) {
+  if (!(elementOps > 0)) return 0;
+  return static_cast<uint64_t>(std::ceil(elementOps / config.lanes)) +
+         static_cast<uint64_t>(config.pipelineLatencyCycles);
+}
+
+sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
+  const tlm::OpExtension& op = tlm::opOf(payload);
+  const uint64_t n = op.kind == tlm::OpKind::kVector ? cycles(m_config, op.elementOps) : 0;
+  if (n == 0) {
+    payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return arrival;
+  }
+  m_busyUntil = std::max(arrival, m_busyUntil) + tlm::durationCeil(static_cast<double>(n) / m_config.clockHz);
+  m_ops.add();
+  m_elementOps.add(op.elementOps);
+  m_busyCycles.add(static_cast<double>(n));
+  payload.set_response_status(::tlm::TLM_OK_RESPONSE);
+  return m_busyUntil;
+}
+
+}  // namespace scoville::hw

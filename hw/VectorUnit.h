@@ -1,0 +1,34 @@
+#pragma once
+// Vector unit: `lanes` element operations per cycle, one kVector transaction at a time.
+// A transaction of E element operations takes ceil(E / lanes) + pipeline latency cycles; later
+// arrivals queue behind the busy-until time.
+
+#include <systemc>
+
+#include "hw/TimedTarget.h"
+#include "hw/VectorUnitConfig.h"
+#include "tlm/stats/StatsGroup.h"
+
+namespace scoville::hw {
+
+/// Accepts kVector payloads; anything else gets TLM_COMMAND_ERROR_RESPONSE.
+class VectorUnit : public TimedTarget {
+ public:
+  VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConfig& config);
+
+  const stats::Group& stats() const { return m_stats; }
+  /// Cycles for `elementOps` element operations.
+  static uint64_t cycles(const VectorUnitConfig& config, double elementOps);
+
+ private:
+  sc_core::sc_time serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) override;
+
+  VectorUnitConfig m_config;
+  sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
+  stats::Group m_stats;
+  stats::Counter& m_ops;
+  stats::Counter& m_elementOps;
+  stats::Counter& m_busyCycles;
+};
+
+}  // namespace scoville::hw
