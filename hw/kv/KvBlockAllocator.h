@@ -1,0 +1,168 @@
+#pragma once
+// Paged KV-cache block allocator (pure C++, no simulated time), after vLLM's PagedAttention.
+//
+// Model: each tier's KV capacity is cut into slots of one block (block_tokens tokens of every
+// layer). A request holds a block table; it grows to exactly ceil(tokens / block_tokens) blocks
+// as tokens are admitted and appended, and each new block goes to the tier the placement policy
+// chooses. Slots are handed out lowest-free-first per tier.
+//
+// Layout (per layer, as vLLM's per-layer cache tensors): a tier's space is split into one region
+// per layer; slot s of layer l starts at (l * slots + s) * block_tokens * bytes_per_token_per_layer.
+// Consecutive slots of one tier are therefore contiguous within each layer, and all addresses of a
+// tier are disjoint, aligned to a layer block, and below the tier's capacity.
+//
+// Prefix sharing: requests that declare the same prefix id share the full blocks of their common
+// prefix (a partly filled block is never shared, so appends never write a shared block). Blocks
+// are reference-counted and freed when their last user leaves.
+//
+// Preemption: when the policy has no room for a block, the most recently admitted resident
+// request is the victim (vLLM's choice). Recompute drops its blocks; swap moves its private
+// blocks off the chip to host slots (shared blocks stay where they are, still referenced) and
+// falls back to recompute when the host cannot take them all. Admission never preempts: a request
+// that does not fit is refused. A growing request that is itself the newest preempts itself.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/kv/KvCacheConfig.h"
+#include "hw/kv/KvPlacementPolicy.h"
+#include "tlm/stats/StatsGroup.h"
+
+namespace scoville::hw {
+
+/// One physical block: a slot on a tier.
+struct KvBlock {
+  KvTier tier = KvTier::kLocalHbm;
+  uint64_t slot = 0;
+
+  bool operator==(const KvBlock& o) const { return tier == o.tier && slot == o.slot; }
+};
+
+/// A block copied from one place to another (swap out or swap in).
+struct KvBlockMove {
+  KvBlock from;
+  KvBlock to;
+};
+
+/// A request that lost its place in the cache.
+struct KvPreempted {
+  uint64_t requestId = 0;
+  KvPreemption mode = KvPreemption::kRecompute;  ///< kSwap only if its blocks did move to host
+  uint64_t tokens = 0;                           ///< tokens it held: to recompute, or swapped
+  std::vector<KvBlockMove> moves;                ///< swap only: blocks moved off the chip
+};
+
+/// Result of admit() and append().
+struct KvAllocation {
+  bool ok = false;                     ///< the request now holds all its tokens (false: refused or preempted itself)
+  std::vector<KvPreempted> preempted;  ///< victims in preemption order; the request itself is last if it was one
+  uint64_t sharedBlocks = 0;           ///< admit: blocks reused from its prefix instead of allocated
+};
+
+class KvBlockAllocator {
+ public:
+  /// Throws std::invalid_argument for a zero-sized block (no layers or no bytes per token).
+  KvBlockAllocator(const KvCacheConfig& config, const KvModelShape& shape, const KvTierCapacities& capacities,
+                   std::unique_ptr<KvPlacementPolicy> policy);
+  KvBlockAllocator(const KvBlockAllocator&) = delete;
+  KvBlockAllocator& operator=(const KvBlockAllocator&) = delete;
+
+  /// Admits a request with its prompt. The leading `prefixTokens` tokens of the prompt are the
+  /// shared prefix `prefixId` (0: none; ignored unless prefix_sharing). Never preempts another
+  /// request: if the prompt does not fit, nothing changes and ok is false. Throws
+  /// std::invalid_argument if the request is already known.
+  KvAllocation admit(uint64_t requestId, uint64_t promptTokens, uint64_t prefixId = 0, uint64_t prefixTokens = 0);
+
+  /// Adds `tokens` tokens to a resident request, preempting the newest requests while the policy
+  /// finds no room. Throws std::invalid_argument unless the request is resident.
+  KvAllocation append(uint64_t requestId, uint64_t tokens);
+
+  /// Frees a request's blocks (resident or swapped). Throws std::invalid_argument if unknown.
+  void release(uint64_t requestId);
+
+  /// Moves a swapped request's swapped blocks back to the tiers the policy chooses (never host)
+  /// and makes it resident again with its admission rank. Never preempts: returns false and
+  /// changes nothing if they do not all fit. Throws std::invalid_argument unless it is swapped.
+  bool swapIn(uint64_t requestId, std::vector<KvBlockMove>& moves);
+
+  bool isResident(uint64_t requestId) const;
+  bool isSwapped(uint64_t requestId) const;
+  /// Tokens held by a known request; throws std::invalid_argument if unknown.
+  uint64_t tokens(uint64_t requestId) const;
+  /// Block table of a known request, block i holding tokens [i, i + 1) * block_tokens.
+  const std::vector<KvBlock>& blocks(uint64_t requestId) const;
+
+  /// Byte address on the block's tier of `layer`'s part of the block (see the layout above).
+  uint64_t address(const KvBlock& block, uint32_t layer) const;
+  uint64_t blockTokens() const { return m_blockTokens; }
+  /// Bytes of one layer's part of a block, and of a whole block (all layers).
+  uint64_t layerBlockBytes() const { return m_layerBlockBytes; }
+  uint64_t blockBytes() const { return m_layerBlockBytes * m_shape.layers; }
+  const KvModelShape& shape() const { return m_shape; }
+
+  uint64_t capacityBlocks(KvTier tier) const { return m_tiers[kvTierIndex(tier)].slots; }
+  uint64_t usedBlocks(KvTier tier) const;
+  uint64_t peakBlocks(KvTier tier) const { return m_tiers[kvTierIndex(tier)].peak; }
+  KvTierBlocks freeBlocks() const;
+  const KvPlacementPolicy& policy() const { return *m_policy; }
+  const KvCacheConfig& config() const { return m_config; }
+  const stats::Group& stats() const { return m_stats; }
+
+ private:
+  struct TierSlots {
+    uint64_t slots = 0;
+    uint64_t highWater = 0;  ///< slots below it were handed out at least once
+    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> freed;
+    std::vector<uint32_t> refs;  ///< users per slot below highWater
+    uint64_t peak = 0;
+  };
+  struct Request {
+    uint64_t tokens = 0;
+    uint64_t rank = 0;  ///< admission order
+    uint64_t prefixId = 0;
+    bool swapped = false;
+    std::vector<KvBlock> blocks;
+    std::vector<std::size_t> swappedBlocks;  ///< indices into blocks that swap-out moved to host
+  };
+
+  uint64_t blocksFor(uint64_t tokens) const { return (tokens + m_blockTokens - 1) / m_blockTokens; }
+  std::optional<KvBlock> allocateSlot(KvTier tier);
+  void addRef(const KvBlock& block);
+  void dropRef(const KvBlock& block);
+  uint32_t refs(const KvBlock& block) const;
+  /// Places and appends blocks until `request` has `count`; false (partial) when the policy finds no room.
+  bool growTo(uint64_t requestId, Request& request, uint64_t count);
+  /// Drops blocks of `request` beyond the first `count`.
+  void shrinkTo(Request& request, uint64_t count);
+  KvPreempted preempt(uint64_t requestId);
+  void trimPrefix(uint64_t prefixId);
+  Request& find(uint64_t requestId);
+  const Request& find(uint64_t requestId) const;
+
+  KvCacheConfig m_config;
+  KvModelShape m_shape;
+  uint64_t m_blockTokens;
+  uint64_t m_layerBlockBytes;
+  std::unique_ptr<KvPlacementPolicy> m_policy;
+  std::array<TierSlots, kKvTierCount> m_tiers;
+  std::unordered_map<uint64_t, Request> m_requests;
+  std::map<uint64_t, uint64_t> m_residentByRank;                  ///< rank -> request id, resident requests only
+  std::unordered_map<uint64_t, std::vector<KvBlock>> m_prefixes;  ///< prefix id -> its full blocks so far
+  uint64_t m_nextRank = 0;
+
+  stats::Group m_stats;
+  stats::Counter& m_preemptions;
+  stats::Counter& m_recomputes;
+  stats::Counter& m_swapOuts;
+  stats::Counter& m_swapOutBytes;
+  stats::Counter& m_swapInBytes;
+  stats::Counter& m_sharedBlockHits;
+};
+
+}  // namespace scoville::hw

@@ -1,0 +1,59 @@
+#pragma once
+// Configuration of the paged KV cache (see KvBlockAllocator.h for the allocation model and
+// KvCacheManager.h for the memory traffic). The YAML keys choose the paging granularity and the
+// policies; the bytes each memory tier can give the cache are not configuration: the platform
+// builder computes them from the memory left after weights and passes KvTierCapacities.
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "tlm/config/Schema.h"
+
+namespace scoville::hw {
+
+/// Where a KV block can live, nearest first.
+enum class KvTier { kSram, kLocalHbm, kRemoteHbm, kHost };
+inline constexpr std::size_t kKvTierCount = 4;
+inline constexpr std::array<KvTier, kKvTierCount> kKvTiers = {KvTier::kSram, KvTier::kLocalHbm, KvTier::kRemoteHbm,
+                                                              KvTier::kHost};
+
+/// Stable name of a tier, for statistics and messages: sram, local_hbm, remote_hbm, host.
+const char* kvTierName(KvTier tier);
+inline std::size_t kvTierIndex(KvTier tier) {
+  return static_cast<std::size_t>(tier);
+}
+
+/// Bytes each tier sets aside for the KV cache (0: the tier holds no KV blocks).
+struct KvTierCapacities {
+  uint64_t sramBytes = 0;
+  uint64_t localHbmBytes = 0;
+  uint64_t remoteHbmBytes = 0;  ///< on the chip(s) KV spills to over the fabric
+  uint64_t hostBytes = 0;       ///< host DRAM reached over the host link (also the swap space)
+
+  uint64_t of(KvTier tier) const;
+};
+
+/// What happens to the blocks of a request preempted for lack of space.
+enum class KvPreemption {
+  kRecompute,  ///< its blocks are dropped; the scheduler re-runs its prefill later
+  kSwap,       ///< its private blocks move to host memory until it is swapped back in
+};
+
+/// Model shape the cache is sized by: each token stores `bytesPerTokenPerLayer` (K and V of all
+/// KV heads) in each of `layers` layers.
+struct KvModelShape {
+  uint32_t layers = 0;
+  uint64_t bytesPerTokenPerLayer = 0;
+};
+
+struct KvCacheConfig {
+  int blockTokens = 0;    ///< tokens per paged block
+  std::string placement;  ///< name of a KvPlacementPolicy (makeKvPlacementPolicy)
+  KvPreemption preemption = KvPreemption::kRecompute;
+  bool prefixSharing = false;  ///< requests declaring one prefix id share its full blocks
+
+  static const config::Schema<KvCacheConfig>& schema();
+};
+
+}  // namespace scoville::hw
