@@ -1,0 +1,65 @@
+#pragma once
+// A single-stage packet switch for the inter-chip fabric; chips attach through SwitchPorts.
+//
+// Timing model (LT, computed per message from busy-until times; no event per packet). A message
+// of P payload bytes becomes ceil(P / mtu) packets, W wire bytes with headers. It starts on the
+// sender's tx direction at s = max(arrival, tx busy-until[, credit release]) and streams at link
+// rate; the header reaches the switch after the link latency and is routed by dstChip after the
+// hop latency (cut-through). The output port toward dstChip sends one message at a time: it
+// starts at d = max(s + latency + hop, output busy-until) and is held until
+// max(d + W / bw, last byte in + hop); the last byte reaches the destination one link latency later
+// (the annotated completion time).
+//
+// Flow control. output_queued: the switch buffers without bound, so the sender's link never
+// stalls. credit: an input buffer of B bytes (whole packets) bounds the bytes in flight. A
+// message longer than B sends B bytes, then waits for the first credit (first packet forwarded +
+// one link latency back); afterwards it is paced at min(bw, B / credit round trip). The sender's
+// link stays held meanwhile (head-of-line blocking), and the next message on that input may start
+// only when its first B bytes fit behind the previous message's draining tail. Buffers smaller
+// than bw x (2 x latency + hop + packet time) therefore throttle even an idle path.
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "hw/network/NetworkConfig.h"
+#include "hw/network/SwitchPort.h"
+#include "tlm/stats/StatsGroup.h"
+
+namespace scoville::hw {
+
+class Switch : public sc_core::sc_module {
+ public:
+  /// One binding per attached SwitchPort (made by attach); accepts that port's kSend payloads.
+  tlm_utils::multi_passthrough_target_socket<Switch> socket;
+
+  Switch(const sc_core::sc_module_name& name, const SwitchConfig& config);
+  Switch(const Switch&) = delete;
+  Switch& operator=(const Switch&) = delete;
+
+  /// Connects `port` (chip c) to switch port c: binds its toSwitch socket and drives its link.
+  /// Throws std::invalid_argument if c is outside [0, ports), already attached, or the input
+  /// buffer cannot hold one full packet of the port's link. Call during elaboration only.
+  void attach(SwitchPort& port);
+
+  const SwitchConfig& config() const { return m_config; }
+  const stats::Group& stats() const { return m_stats; }
+
+ private:
+  void bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+
+  SwitchConfig m_config;
+  std::vector<SwitchPort*> m_inputs;                // by socket binding index
+  std::vector<SwitchPort*> m_portOfChip;            // by chip id; null where nothing is attached
+  std::vector<sc_core::sc_time> m_creditReleaseAt;  // by binding index: earliest next start (credit)
+
+  stats::Group m_stats;
+  stats::Counter& m_messages;
+  stats::Counter& m_bytes;
+  stats::Counter& m_packets;
+  stats::Counter& m_outputQueueTime;
+  stats::Counter& m_creditStallTime;
+};
+
+}  // namespace scoville::hw

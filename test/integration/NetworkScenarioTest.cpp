@@ -1,0 +1,325 @@
+// Inter-chip network scenarios, one SystemC elaboration per test (one process per test under
+// ctest). Expectations are closed-form link arithmetic, not recorded outputs.
+#include <gtest/gtest.h>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/network/Collective.h"
+#include "hw/network/Switch.h"
+#include "hw/network/SwitchPort.h"
+#include "test/support/Elaboration.h"
+#include "test/support/TrafficGenerator.h"
+
+namespace scoville::hw {
+namespace {
+
+using test::TrafficGenerator;
+
+constexpr double kBandwidth = 100e9;
+constexpr double kLatency = 250e-9;
+constexpr double kHop = 100e-9;
+constexpr double kMtu = 4096;
+constexpr double kHeader = 64;
+constexpr double kAlpha = 2 * kLatency + kHop;  // link -> switch -> link, per message
+constexpr double kTick = 1e-12;                 // kernel resolution: slack for exact-bound comparisons
+
+LinkConfig link() {
+  LinkConfig c;
+  c.bandwidthBytesPerS = kBandwidth;
+  c.latencyS = kLatency;
+  c.mtuBytes = kMtu;
+  c.headerBytes = kHeader;
+  return c;
+}
+
+SwitchConfig fabricSwitch(FlowControl flowControl, double bufferBytes = 256 * 1024) {
+  SwitchConfig c;
+  c.ports = 16;
+  c.hopLatencyS = kHop;
+  c.inputBufferBytes = bufferBytes;
+  c.flowControl = flowControl;
+  return c;
+}
+
+/// Wire time of a `bytes` message: payload plus one header per MTU, at link rate.
+double wireTime(double bytes) {
+  return link().wireBytesFor(static_cast<uint64_t>(bytes)) / kBandwidth;
+}
+
+/// An initiator that never sends, for chips a scenario does not use (target sockets must be bound).
+struct IdleInitiator : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<IdleInitiator> socket{"socket"};
+  explicit IdleInitiator(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {}
+};
+
+/// A switch with `chips` attached ports.
+struct Fabric {
+  Switch fabric;
+  std::vector<std::unique_ptr<SwitchPort>> ports;
+  std::vector<std::unique_ptr<IdleInitiator>> idle;
+
+  Fabric(const std::string& prefix, int chips, const SwitchConfig& config)
+      : fabric((prefix + "_switch").c_str(), config) {
+    for (int c = 0; c < chips; ++c) {
+      ports.push_back(std::make_unique<SwitchPort>((prefix + "_port" + std::to_string(c)).c_str(), link(), c));
+      fabric.attach(*ports.back());
+    }
+  }
+  void leaveIdle(const std::vector<int>& chips) {
+    for (int c : chips) {
+      idle.push_back(
+          std::make_unique<IdleInitiator>(("idle_" + std::string(fabric.basename()) + std::to_string(c)).c_str()));
+      idle.back()->socket.bind(ports[static_cast<std::size_t>(c)]->fromChip);
+    }
+  }
+  SwitchPort& port(int c) { return *ports[static_cast<std::size_t>(c)]; }
+};
+
+TrafficGenerator::Request send(int src, int dst, uint64_t bytes) {
+  TrafficGenerator::Request r;
+  r.op.kind = tlm::OpKind::kSend;
+  r.op.srcChip = src;
+  r.op.dstChip = dst;
+  r.op.bytes = bytes;
+  return r;
+}
+
+/// Issues all its sends at `start` without waiting for any (a DMA engine with a deep queue), then
+/// stays alive until the last one has arrived. Records each send's arrival time.
+class BurstSender : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<BurstSender> socket{"socket"};
+  std::vector<sc_core::sc_time> arrivals;
+
+  BurstSender(const sc_core::sc_module_name& name, std::vector<TrafficGenerator::Request> sends, sc_core::sc_time start)
+      : sc_core::sc_module(name), m_sends(std::move(sends)), m_start(start) {
+    SC_HAS_PROCESS(BurstSender);
+    SC_THREAD(run);
+  }
+
+ private:
+  void run() {
+    wait(m_start);
+    sc_core::sc_time last = sc_core::SC_ZERO_TIME;
+    for (const auto& s : m_sends) {
+      tlm::PayloadRef payload(m_pool);
+      payload.op() = s.op;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      socket->b_transport(*payload, delay);
+      ASSERT_EQ(payload->get_response_status(), ::tlm::TLM_OK_RESPONSE);
+      arrivals.push_back(sc_core::sc_time_stamp() + delay);
+      last = std::max(last, delay);
+    }
+    wait(last);
+  }
+  std::vector<TrafficGenerator::Request> m_sends;
+  sc_core::sc_time m_start;
+  tlm::PayloadPool m_pool;
+};
+
+TEST(NetworkScenario, SingleMessageMeetsItsLinkBoundAndNoMore) {
+  test::claimElaboration();
+  Fabric net("net", 2, fabricSwitch(FlowControl::kCredit));
+  const uint64_t big = 8 << 20;
+  TrafficGenerator gen("gen", {send(0, 1, big), send(0, 1, 100)});
+  gen.socket.bind(net.port(0).fromChip);
+  net.leaveIdle({1});
+  sc_core::sc_start();
+  ASSERT_EQ(gen.completions().size(), 2u);
+  for (const auto& c : gen.completions()) EXPECT_EQ(c.status, ::tlm::TLM_OK_RESPONSE);
+  const double tBig = (gen.completions()[0].end - gen.completions()[0].start).to_seconds();
+  const double tSmall = (gen.completions()[1].end - gen.completions()[1].start).to_seconds();
+  const double payloadBound = big / kBandwidth + kAlpha;
+  const double wireBound = wireTime(big) + kAlpha;  // headers: 64 B per 4 KiB
+  std::cout << "8 MiB message: " << tBig * 1e6 << " us (payload-only bound " << payloadBound * 1e6
+            << " us, with headers " << wireBound * 1e6 << " us)\n";
+  EXPECT_GE(tBig + kTick, wireBound);
+  EXPECT_GT(tBig, payloadBound);
+  EXPECT_LE(tBig, 1.03 * payloadBound);
+  EXPECT_GE(tSmall + kTick, wireTime(100) + kAlpha);
+  EXPECT_LE(tSmall, 1.01 * (wireTime(100) + kAlpha));
+  EXPECT_DOUBLE_EQ(net.port(0).stats().value("tx_bytes"), big + 100.0);
+  EXPECT_DOUBLE_EQ(net.port(1).stats().value("rx_packets"), 2048.0 + 1.0);
+}
+
+TEST(NetworkScenario, LinkNeverCarriesMoreThanItsRate) {
+  test::claimElaboration();
+  Fabric net("net", 4, fabricSwitch(FlowControl::kCredit));
+  const uint64_t bytes = 64 << 10;
+  const int messages = 3000;
+  std::vector<TrafficGenerator::Request> burst;
+  for (int i = 0; i < messages; ++i) burst.push_back(send(0, 1 + i % 3, bytes));
+  BurstSender sender("sender", burst, sc_core::SC_ZERO_TIME);
+  sender.socket.bind(net.port(0).fromChip);
+  net.leaveIdle({1, 2, 3});
+  sc_core::sc_start();
+  ASSERT_EQ(sender.arrivals.size(), static_cast<std::size_t>(messages));
+  for (int i = 0; i < messages; ++i) {
+    // Message i cannot have arrived before i + 1 messages crossed the link at its rate.
+    ASSERT_GE(sender.arrivals[static_cast<std::size_t>(i)].to_seconds() + kTick, (i + 1) * wireTime(bytes) + kAlpha)
+        << i;
+  }
+  const double total = sender.arrivals.back().to_seconds();
+  const double bound = messages * wireTime(bytes) + kAlpha;
+  std::cout << messages << " x 64 KiB back to back: " << total * 1e6 << " us, link bound " << bound * 1e6
+            << " us, tx utilisation " << net.port(0).stats().value("tx_utilization") << "\n";
+  EXPECT_LE(total, 1.01 * bound) << "a deep queue keeps the link busy";
+  EXPECT_LE(net.port(0).stats().value("tx_utilization"), 1.0);
+  EXPECT_GT(net.port(0).stats().value("tx_utilization"), 0.99);
+  for (int c = 1; c < 4; ++c) EXPECT_LE(net.port(c).stats().value("rx_utilization"), 1.0);
+}
+
+TEST(NetworkScenario, TwoSendersShareOneDestinationPortEqually) {
+  test::claimElaboration();
+  Fabric net("net", 3, fabricSwitch(FlowControl::kCredit));
+  const uint64_t bytes = 1 << 20;
+  const int messages = 100;
+  std::vector<TrafficGenerator::Request> a, b;
+  for (int i = 0; i < messages; ++i) {
+    a.push_back(send(0, 2, bytes));
+    b.push_back(send(1, 2, bytes));
+  }
+  TrafficGenerator genA("a", a), genB("b", b);
+  genA.socket.bind(net.port(0).fromChip);
+  genB.socket.bind(net.port(1).fromChip);
+  net.leaveIdle({2});
+  sc_core::sc_start();
+  const double half = 0.5 * bytes / wireTime(bytes);  // payload rate of half the link
+  const double rateA = messages * bytes / genA.lastEnd().to_seconds();
+  const double rateB = messages * bytes / genB.lastEnd().to_seconds();
+  std::cout << "shared destination: a " << rateA / 1e9 << " GB/s, b " << rateB / 1e9 << " GB/s, half link "
+            << half / 1e9 << " GB/s\n";
+  EXPECT_NEAR(rateA / half, 1.0, 0.1);
+  EXPECT_NEAR(rateB / half, 1.0, 0.1);
+  EXPECT_GT(net.fabric.stats().value("output_queue_time"), 0.0);
+  EXPECT_LE(net.port(2).stats().value("rx_utilization"), 1.0);
+}
+
+TEST(NetworkScenario, CreditFlowControlStallsSendersOnlyUnderContention) {
+  test::claimElaboration();
+  // Two identical fabrics in one elaboration: 256 KiB input buffers (above the credit loop's
+  // bandwidth-delay product) versus unbounded output queues. Chips 0 and 1 both send 4 MiB to chip
+  // 2; chip 1 then sends 4 MiB to idle chip 3.
+  const uint64_t bytes = 4 << 20;
+  const sc_core::sc_time later(1, sc_core::SC_NS);  // chip 1 asks just after chip 0
+  Fabric credit("credit", 4, fabricSwitch(FlowControl::kCredit));
+  Fabric queued("queued", 4, fabricSwitch(FlowControl::kOutputQueued));
+  BurstSender c0("c0", {send(0, 2, bytes)}, sc_core::SC_ZERO_TIME);
+  BurstSender c1("c1", {send(1, 2, bytes), send(1, 3, bytes)}, later);
+  BurstSender q0("q0", {send(0, 2, bytes)}, sc_core::SC_ZERO_TIME);
+  BurstSender q1("q1", {send(1, 2, bytes), send(1, 3, bytes)}, later);
+  c0.socket.bind(credit.port(0).fromChip);
+  c1.socket.bind(credit.port(1).fromChip);
+  q0.socket.bind(queued.port(0).fromChip);
+  q1.socket.bind(queued.port(1).fromChip);
+  credit.leaveIdle({2, 3});
+  queued.leaveIdle({2, 3});
+  sc_core::sc_start();
+  const double t = wireTime(bytes);
+  // Uncontended: the buffer covers the credit loop, so both fabrics deliver at link rate.
+  EXPECT_EQ(c0.arrivals[0], q0.arrivals[0]);
+  EXPECT_NEAR(c0.arrivals[0].to_seconds(), t + kAlpha, 1e-9);
+  // Contended: output queued lets chip 1's link run on, so its message to chip 3 leaves after one
+  // message time; with credits the link is held until chip 2's output drains chip 0's message.
+  const double queuedToIdle = q1.arrivals[1].to_seconds();
+  const double creditToIdle = c1.arrivals[1].to_seconds();
+  std::cout << "message behind a congested output: output_queued " << queuedToIdle * 1e6 << " us, credit "
+            << creditToIdle * 1e6 << " us (one message time " << t * 1e6 << " us)\n";
+  EXPECT_NEAR(queuedToIdle, 2 * t + kAlpha, 0.02 * t);
+  EXPECT_NEAR(creditToIdle, 3 * t, 0.05 * t);
+  EXPECT_GT(creditToIdle, queuedToIdle);
+  EXPECT_GE(c1.arrivals[0], q1.arrivals[0]);
+  EXPECT_GT(credit.fabric.stats().value("credit_stall_time"), 0.5 * t);
+  EXPECT_EQ(queued.fabric.stats().value("credit_stall_time"), 0.0);
+  EXPECT_GT(credit.port(1).stats().value("tx_stall_time"), 0.5 * t);
+}
+
+TEST(NetworkScenario, CreditBufferBelowBandwidthDelayProductThrottlesAnIdlePath) {
+  test::claimElaboration();
+  const double packet = kMtu + kHeader;
+  Fabric tiny("tiny", 2, fabricSwitch(FlowControl::kCredit, packet));  // stop-and-wait: one packet
+  Fabric queued("queued", 2, fabricSwitch(FlowControl::kOutputQueued, packet));
+  const uint64_t bytes = 1 << 20;
+  TrafficGenerator a("a", {send(0, 1, bytes)}), b("b", {send(0, 1, bytes)});
+  a.socket.bind(tiny.port(0).fromChip);
+  b.socket.bind(queued.port(0).fromChip);
+  tiny.leaveIdle({1});
+  queued.leaveIdle({1});
+  sc_core::sc_start();
+  const double roundTrip = 2 * kLatency + kHop + packet / kBandwidth;  // send, forward, credit back
+  const double windowBound = link().wireBytesFor(bytes) / packet * roundTrip;
+  const double tTiny = a.lastEnd().to_seconds();
+  std::cout << "1-packet credit buffer: " << tTiny * 1e6 << " us, window bound " << windowBound * 1e6
+            << " us, output queued " << b.lastEnd().to_seconds() * 1e6 << " us\n";
+  EXPECT_NEAR(b.lastEnd().to_seconds(), wireTime(bytes) + kAlpha, 1e-9);
+  EXPECT_GE(tTiny + kTick, windowBound);
+  EXPECT_LE(tTiny, 1.05 * windowBound);
+}
+
+/// Runs `schedule` on an 8-chip fabric and returns the collective's time in seconds.
+double runCollective(CollectiveKind kind, CollectiveAlgorithm algorithm, uint64_t bytes, int chips = 8) {
+  Fabric net("net", chips, fabricSwitch(FlowControl::kCredit));
+  CollectiveEngine engine("engine", expandCollective(kind, algorithm, chips, bytes));
+  for (int c = 0; c < chips; ++c) engine.sockets[static_cast<std::size_t>(c)].bind(net.port(c).fromChip);
+  sc_core::sc_start();
+  EXPECT_TRUE(engine.done());
+  std::size_t sends = 0;
+  for (const auto& step : engine.schedule().steps) sends += step.size();
+  EXPECT_DOUBLE_EQ(engine.stats().value("sends"), static_cast<double>(sends));
+  return engine.totalTime().to_seconds();
+}
+
+void report(const char* what, double simulated, double textbook) {
+  std::cout << what << ": simulated " << simulated * 1e6 << " us, textbook " << textbook * 1e6 << " us (ratio "
+            << simulated / textbook << ")\n";
+}
+
+TEST(NetworkScenario, RingAllReduceOverEightChipsMatchesTextbook) {
+  test::claimElaboration();
+  const int n = 8;
+  const double bytes = 64 << 20;
+  const double t = runCollective(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, 64 << 20, n);
+  const double textbook = 2.0 * (n - 1) / n * bytes / kBandwidth + 2 * (n - 1) * kAlpha;
+  report("ring all_reduce 8 x 64 MiB", t, textbook);
+  EXPECT_GE(t, textbook);
+  EXPECT_NEAR(t / textbook, 1.0, 0.1);
+}
+
+TEST(NetworkScenario, DirectAllToAllOverEightChipsMatchesTextbook) {
+  test::claimElaboration();
+  const int n = 8;
+  const double bytes = 64 << 20;
+  const double t = runCollective(CollectiveKind::kAllToAll, CollectiveAlgorithm::kDirect, 64 << 20, n);
+  const double textbook = (n - 1.0) / n * bytes / kBandwidth + kAlpha;
+  report("direct all_to_all 8 x 64 MiB", t, textbook);
+  EXPECT_GE(t, textbook);
+  EXPECT_NEAR(t / textbook, 1.0, 0.1);
+}
+
+TEST(NetworkScenario, RingAllGatherOverEightChipsMatchesTextbook) {
+  test::claimElaboration();
+  const int n = 8;
+  const double bytes = 64 << 20;
+  const double t = runCollective(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, 64 << 20, n);
+  const double textbook = (n - 1.0) / n * bytes / kBandwidth + (n - 1) * kAlpha;
+  report("ring all_gather 8 x 64 MiB", t, textbook);
+  EXPECT_GE(t, textbook);
+  EXPECT_NEAR(t / textbook, 1.0, 0.1);
+}
+
+TEST(NetworkScenario, TreeAllReduceSerialisesTwoChildrenPerParent) {
+  test::claimElaboration();
+  // 8 chips in a heap tree (levels 1 | 2 | 4 | 1): six steps; the four middle ones move two
+  // messages through one parent port, the outer two only one.
+  const double bytes = 16 << 20;
+  const double t = runCollective(CollectiveKind::kAllReduce, CollectiveAlgorithm::kTree, 16 << 20, 8);
+  const double textbook = 10 * bytes / kBandwidth + 6 * kAlpha;
+  report("tree all_reduce 8 x 16 MiB", t, textbook);
+  EXPECT_GE(t, textbook);
+  EXPECT_NEAR(t / textbook, 1.0, 0.1);
+}
+
+}  // namespace
+}  // namespace scoville::hw
