@@ -50,10 +50,12 @@ nlohmann::ordered_json decodeResults(const workload::DecodeDriver& driver, const
     const auto& t = driver.timings()[i];
     auto& entry = perOp[op.name];
     if (seen[op.name]++ == 0)
-      entry = {{"tiles", 0}, {"bytes", 0.0}, {"flops", 0.0}, {"compute_time_s", 0.0}, {"stall_time_s", 0.0}};
+      entry = {{"tiles", 0},        {"bytes", 0.0},          {"flops", 0.0},
+               {"vector_ops", 0.0}, {"compute_time_s", 0.0}, {"stall_time_s", 0.0}};
     entry["tiles"] = entry["tiles"].get<int>() + 1;
     entry["bytes"] = entry["bytes"].get<double>() + static_cast<double>(op.bytes());
     entry["flops"] = entry["flops"].get<double>() + op.flops();
+    entry["vector_ops"] = entry["vector_ops"].get<double>() + op.vectorOps;
     entry["compute_time_s"] = entry["compute_time_s"].get<double>() + (t.computeEnd - t.computeStart).to_seconds();
     // Time the compute stream sat waiting for this op's operands.
     const sc_core::sc_time previousEnd = i > 0 ? driver.timings()[i - 1].computeEnd : sc_core::SC_ZERO_TIME;
@@ -69,6 +71,7 @@ nlohmann::ordered_json decodeResults(const workload::DecodeDriver& driver, const
           {"output_tokens_per_s", scenario.batch / step},
           {"bytes_moved", plan.bytesMoved},
           {"flops", plan.flops},
+          {"vector_ops", plan.vectorOps},
           {"weight_bytes", plan.weightBytes},
           {"kv_cache_bytes", plan.kvBytes},
           {"achieved_hbm_bandwidth_bytes_per_s", plan.bytesMoved / step},

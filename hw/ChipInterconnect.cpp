@@ -50,6 +50,8 @@ ChipInterconnect::Port ChipInterconnect::route(::tlm::tlm_generic_payload& paylo
   return kNone;
 }
 
+uint64_t ChipInterconnect::baseOf(Port port) { return port == kSram ? kSramBaseAddress : 0; }
+
 tlm_utils::simple_initiator_socket<ChipInterconnect>& ChipInterconnect::portSocket(Port port) {
   switch (port) {
     case kSram: return toSram;
@@ -77,7 +79,10 @@ void ChipInterconnect::bTransport(int, ::tlm::tlm_generic_payload& payload, sc_c
   delay += m_hopLatency;
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const sc_core::sc_time crossed = crossPort(port, tlm::opOf(payload), now + delay);
+  const uint64_t address = payload.get_address();
+  payload.set_address(address - baseOf(port));  // units see their own address space
   portSocket(port)->b_transport(payload, delay);
+  payload.set_address(address);
   delay = std::max(now + delay, crossed) + m_hopLatency - now;
 }
 
@@ -98,6 +103,7 @@ void ChipInterconnect::bTransport(int, ::tlm::tlm_generic_payload& payload, sc_c
   delay += m_hopLatency;
   const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
   m_inFlight[&payload] = InFlight{id, port, crossPort(port, tlm::opOf(payload), arrival)};
+  payload.set_address(payload.get_address() - baseOf(port));  // restored with the response
   if (m_awaitingEndRequest[port] || !m_held[port].empty()) {
     m_held[port].push_back(Held{&payload, arrival});
     return ::tlm::TLM_ACCEPTED;  // END_REQ follows on the backward path
@@ -141,6 +147,7 @@ void ChipInterconnect::drainPending(Port port) {
   if (phase == ::tlm::BEGIN_RESP) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     delay = std::max(now + delay, flight.dataCrossed) + m_hopLatency - now;
+    payload.set_address(payload.get_address() + baseOf(flight.port));
     m_inFlight.erase(it);
   }
   const ::tlm::tlm_sync_enum status = socket[flight.initiator]->nb_transport_bw(payload, phase, delay);

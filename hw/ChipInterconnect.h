@@ -2,7 +2,7 @@
 // On-chip interconnect: a multi-initiator target socket (driver streams, KV manager, switch
 // ports) and one initiator socket per unit. Routing: GEMMs to the tensor core, vector ops to the
 // vector unit, memory and KV ops by address — [kSramBaseAddress, +sram capacity) to the SRAM,
-// everything below to HBM. Every traversal adds the hop latency in each direction. Data to or
+// everything below to HBM; each unit sees addresses relative to its own window. Every traversal adds the hop latency in each direction. Data to or
 // from a memory unit also crosses that unit's port at `bandwidth`: each port serves transfers in
 // arrival order (busy-until), and a transfer's response is held until its bytes have crossed, so
 // a port slower than its memory caps the memory's achieved bandwidth. Both timing modes are
@@ -42,6 +42,8 @@ class ChipInterconnect : public sc_core::sc_module {
 
   Port route(::tlm::tlm_generic_payload& payload) const;
   tlm_utils::simple_initiator_socket<ChipInterconnect>& portSocket(Port port);
+  /// Where a unit's address space starts in the chip's (subtracted on the way to the unit).
+  static uint64_t baseOf(Port port);
   /// Reserves the port for the payload's bytes from `arrival`; returns when they have crossed.
   sc_core::sc_time crossPort(Port port, const tlm::OpExtension& op, const sc_core::sc_time& arrival);
 

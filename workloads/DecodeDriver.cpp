@@ -11,7 +11,7 @@ DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan,
       computePort("compute", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
       m_plan(std::move(plan)),
       m_timings(m_plan.ops.size()),
-      m_ready("ready", stagingBuffers),
+      m_ready("ready", stagingBuffers + kReadyQueueSlack),
       m_freeBuffers("free_buffers", stagingBuffers) {
   SC_HAS_PROCESS(DecodeDriver);
   SC_THREAD(loadStream);
@@ -19,7 +19,7 @@ DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan,
 }
 
 bool DecodeDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
-                         const tlm::GemmShape* gemm, uint32_t layer) {
+                         const tlm::GemmShape* gemm, uint32_t layer, double elementOps) {
   tlm::PayloadRef payload(m_pool);
   tlm::OpExtension& op = payload.op();
   op.kind = kind;
@@ -28,15 +28,15 @@ bool DecodeDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t ad
   op.phase = tlm::LlmPhase::kDecode;
   op.layer = layer;
   if (gemm != nullptr) op.shape = *gemm;
+  op.elementOps = elementOps;
   payload->set_address(address);
   payload->set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
                        : kind == tlm::OpKind::kGemm                                  ? ::tlm::TLM_IGNORE_COMMAND
                                                                                      : ::tlm::TLM_READ_COMMAND);
   port.transport(*payload);
   if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE && m_error.empty()) {
-    m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", layer,
-                          kind == tlm::OpKind::kGemm ? "GEMM" : "memory access", address, bytes,
-                          payload->get_response_string());
+    m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", layer, tlm::opKindName(kind), address,
+                          bytes, payload->get_response_string());
     return false;
   }
   return true;
@@ -48,7 +48,7 @@ void DecodeDriver::loadStream() {
   for (std::size_t i = 0; i < m_plan.ops.size() && m_error.empty(); ++i) {
     const PlannedOp& op = m_plan.ops[i];
     loadPort.sync();
-    m_freeBuffers.wait();
+    if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
     m_timings[i].loadStart = sc_core::sc_time_stamp();
     for (const MemoryAccess& access : op.accesses) {
       if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op.layer)) break;
@@ -70,9 +70,10 @@ void DecodeDriver::computeStream() {
     for (const tlm::GemmShape& gemm : op.gemms) {
       if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op.layer)) return;
     }
+    if (op.vectorOps > 0 && !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op.layer, op.vectorOps)) return;
     computePort.sync();
     m_timings[i].computeEnd = sc_core::sc_time_stamp();
-    m_freeBuffers.post();
+    if (!op.accesses.empty()) m_freeBuffers.post();
   }
   m_stepTime = sc_core::sc_time_stamp() - begin;
   m_finished = true;

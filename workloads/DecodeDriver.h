@@ -2,7 +2,8 @@
 // Issues a DecodePlan to a chip as TLM-2.0 transactions and records when each op ran.
 //
 // Two SC_THREADs model the chip's two streams: the load stream issues each tile's memory
-// transactions in order; the compute stream runs each tile's GEMMs once its data has arrived.
+// transactions in order; the compute stream runs each tile's GEMMs, then its vector work (norms,
+// softmax, activation), once its data has arrived.
 // They share the chip's SRAM staging buffers: the load stream takes a free buffer before it
 // loads a tile, the compute stream frees it when the tile's GEMMs are done (with two buffers,
 // tile i+1 loads while tile i computes). The step time thus emerges from the memory controller
@@ -22,6 +23,8 @@ namespace scoville::workload {
 
 class DecodeDriver : public sc_core::sc_module {
  public:
+  /// Loaded tiles may queue beyond the staging buffers: tiles without operands hold none.
+  static constexpr int kReadyQueueSlack = 16;
   /// Loosely-timed quantum of each stream.
   static constexpr double kQuantumS = 1e-6;
 
@@ -51,7 +54,7 @@ class DecodeDriver : public sc_core::sc_module {
   void loadStream();
   void computeStream();
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
-             uint32_t layer);
+             uint32_t layer, double elementOps = 0.0);
 
   DecodePlan m_plan;
   std::vector<OpTiming> m_timings;

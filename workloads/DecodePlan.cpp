@@ -14,6 +14,12 @@ namespace {
 constexpr uint64_t kAlignment = 4096;       // weight tensors start on 4 KiB boundaries
 constexpr uint64_t kTileColumnAlign = 128;  // weight tiles hold whole multiples of 128 columns
 
+// Element operations per element of the vector work (first-order operation counts).
+constexpr double kNormOps = 5.0;        // residual add, square, reduce, scale, multiply (RMSNorm)
+constexpr double kSoftmaxOps = 5.0;     // max, subtract, exp, sum, divide
+constexpr double kActivationOps = 4.0;  // SiLU (about 3) and the gate multiply
+constexpr double kSamplingOps = 1.0;    // compare per logit (greedy argmax)
+
 uint64_t bytesOf(uint64_t elements, tlm::Precision p) {
   return static_cast<uint64_t>(std::ceil(static_cast<double>(elements) * tlm::bitsPerElement(p) / 8.0));
 }
@@ -111,9 +117,23 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
 
   const auto lastLayer = static_cast<uint32_t>(model.layers);
   const double tileBytes = chip.sram.bufferBytes();
+  // The smallest weight tile (kTileColumnAlign columns of the widest K) must fit one buffer.
+  const auto widestK = std::max({hidden, qDim, inter});
+  const double smallestTile = static_cast<double>(widestK * kTileColumnAlign) * tlm::bitsPerElement(w) / 8.0;
+  if (smallestTile > tileBytes) {
+    throw ConfigError(
+        ErrorKind::kDoesNotFit, "",
+        fmt::format("chip '{}' SRAM staging buffer ({} = sram.capacity {} / sram.staging_buffers {}) "
+                    "is smaller than one weight tile of model '{}' ({} columns x {} rows = {})",
+                    chip.name, config::formatQuantity(tileBytes, config::dim::kBytes),
+                    config::formatQuantity(chip.sram.capacityBytes, config::dim::kBytes), chip.sram.stagingBuffers,
+                    model.name, kTileColumnAlign, widestK, config::formatQuantity(smallestTile, config::dim::kBytes)));
+  }
 
-  // y[batch x N] = x[batch x K] * W[K x N], streamed in tiles of whole output columns.
-  const auto weightGemm = [&](const char* name, uint32_t layer, uint64_t address, uint64_t k, uint64_t n) {
+  // y[batch x N] = x[batch x K] * W[K x N], streamed in tiles of whole output columns; each tile's
+  // output elements then take `opsPerOutput` element operations on the vector unit.
+  const auto weightGemm = [&](const char* name, uint32_t layer, uint64_t address, uint64_t k, uint64_t n,
+                              double opsPerOutput) {
     const double columnBytes = static_cast<double>(k) * tlm::bitsPerElement(w) / 8.0;
     uint64_t columns = static_cast<uint64_t>(tileBytes / columnBytes) / kTileColumnAlign * kTileColumnAlign;
     columns = std::max<uint64_t>(columns, kTileColumnAlign);
@@ -124,7 +144,8 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
       plan.ops.push_back(PlannedOp{name,
                                    layer,
                                    {MemoryAccess{tlm::OpKind::kRead, address + begin, end - begin}},
-                                   {tlm::GemmShape{batch, last - first, k, 1}}});
+                                   {tlm::GemmShape{batch, last - first, k, 1}},
+                                   opsPerOutput * static_cast<double>(batch * (last - first))});
     }
   };
 
@@ -138,7 +159,8 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
   const auto kvHeads = static_cast<uint64_t>(model.kvHeads);
   for (uint32_t l = 0; l < lastLayer; ++l) {
     const LayerWeights& lw = layers[l];
-    weightGemm("qkv_proj", l, lw.qkv, hidden, qDim + 2 * kvDim);
+    plan.ops.push_back(PlannedOp{"norm", l, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
+    weightGemm("qkv_proj", l, lw.qkv, hidden, qDim + 2 * kvDim, 0.0);
     for (uint64_t r = 0; r < batch; ++r) {
       const uint64_t base = kvBase[l * batch + r];
       for (uint64_t first = 0; first <= context; first += tokensPerTile) {
@@ -155,18 +177,23 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
         }
         tile.gemms.push_back(tlm::GemmShape{group, last - first, headDim, kvHeads});  // scores = q K^T
         tile.gemms.push_back(tlm::GemmShape{group, headDim, last - first, kvHeads});  // out += p V
+        tile.vectorOps = kSoftmaxOps * static_cast<double>(group * kvHeads * (last - first));
         plan.ops.push_back(std::move(tile));
       }
     }
-    weightGemm("o_proj", l, lw.o, qDim, hidden);
-    weightGemm("ffn_up", l, lw.up, hidden, upWidth);
-    weightGemm("ffn_down", l, lw.down, inter, hidden);
+    weightGemm("o_proj", l, lw.o, qDim, hidden, 0.0);
+    plan.ops.push_back(PlannedOp{"norm", l, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
+    // Gated: the activation runs on the gate half of the outputs; plain: on all of them.
+    weightGemm("ffn_up", l, lw.up, hidden, upWidth, model.gatedFfn ? kActivationOps / 2 : kActivationOps);
+    weightGemm("ffn_down", l, lw.down, inter, hidden, 0.0);
   }
-  weightGemm("lm_head", lastLayer, lmHead, hidden, static_cast<uint64_t>(model.vocab));
+  plan.ops.push_back(PlannedOp{"norm", lastLayer, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
+  weightGemm("lm_head", lastLayer, lmHead, hidden, static_cast<uint64_t>(model.vocab), kSamplingOps);
 
   for (const PlannedOp& op : plan.ops) {
     plan.bytesMoved += static_cast<double>(op.bytes());
     plan.flops += op.flops();
+    plan.vectorOps += op.vectorOps;
   }
   return plan;
 }

@@ -29,6 +29,7 @@ struct PlannedOp {
   uint32_t layer = 0;  ///< 0-based layer; model.layers for embedding/LM head
   std::vector<MemoryAccess> accesses;
   std::vector<tlm::GemmShape> gemms;
+  double vectorOps = 0.0;  ///< element operations on the vector unit after the GEMMs
 
   uint64_t bytes() const;
   double flops() const;
@@ -42,6 +43,7 @@ struct DecodePlan {
   double kvBytes = 0.0;      ///< bytes of the KV cache after the step
   double bytesMoved = 0.0;   ///< all bytes the step reads and writes
   double flops = 0.0;        ///< all FLOPs of the step's GEMMs
+  double vectorOps = 0.0;    ///< all element operations of the step (norms, softmax, activations)
 
   /// Roofline lower bounds of the step on `chip`.
   double memoryBoundS(const hw::ChipConfig& chip) const { return bytesMoved / chip.hbm.bandwidthBytesPerS; }

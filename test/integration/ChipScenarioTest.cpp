@@ -37,6 +37,50 @@ TEST(ChipScenario, GemmsThroughTheInterconnectNeverBeatPeakAndQueue) {
   EXPECT_DOUBLE_EQ(chip.stats().toJson()["groups"]["tensor_core"]["stats"]["gemms"]["value"].get<double>(), 2.0);
 }
 
+// GEMMs and vector ops through the interconnect: both modes give the same times uncontended.
+TEST(ChipScenario, LooselyAndApproximatelyTimedChipsAgree) {
+  test::claimElaboration();
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  hw::Chip ltChip("lt_chip", config.chip);
+  hw::Chip atChip("at_chip", config.chip);
+  std::vector<test::TrafficGenerator::Request> work;
+  for (uint64_t m : {1u, 8u, 512u}) work.push_back(test::gemmRequest(m, 4096, 4096, tlm::Precision::kBf16));
+  test::TrafficGenerator::Request vector;
+  vector.op.kind = tlm::OpKind::kVector;
+  vector.op.elementOps = 1e6;
+  work.push_back(vector);
+  work.push_back(test::memoryRequest(tlm::OpKind::kRead, hw::kSramBaseAddress, 1 << 20));
+  work.push_back(test::memoryRequest(tlm::OpKind::kRead, 0, 1 << 20));
+  test::TrafficGenerator lt("lt", work, tlm::TimingMode::kLooselyTimed);
+  test::TrafficGenerator at("at", work, tlm::TimingMode::kApproximatelyTimed);
+  lt.bind(ltChip.socket());
+  at.bind(atChip.socket());
+  sc_core::sc_start();
+  ASSERT_EQ(lt.completions().size(), at.completions().size());
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    EXPECT_EQ(lt.completions()[i].status, ::tlm::TLM_OK_RESPONSE) << i;
+    EXPECT_EQ(at.completions()[i].status, ::tlm::TLM_OK_RESPONSE) << i;
+    const double ltTime = (lt.completions()[i].end - lt.completions()[i].start).to_seconds();
+    const double atTime = (at.completions()[i].end - at.completions()[i].start).to_seconds();
+    EXPECT_NEAR(atTime / ltTime, 1.0, 0.05) << "transaction " << i;
+  }
+  EXPECT_EQ(tlm::ProtocolChecker::violations(), 0u);
+}
+
+// Memory beyond the SRAM window is not mapped.
+TEST(ChipScenario, AddressOutsideEveryMemoryIsAnAddressError) {
+  test::claimElaboration();
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  hw::Chip chip("chip", config.chip);
+  test::TrafficGenerator gen(
+      "gen", {test::memoryRequest(tlm::OpKind::kRead, hw::kSramBaseAddress + (1ull << 40), 64),
+              test::memoryRequest(tlm::OpKind::kRead, static_cast<uint64_t>(config.chip.hbm.capacityBytes), 64)});
+  gen.bind(chip.socket());
+  sc_core::sc_start();
+  EXPECT_EQ(gen.completions().at(0).status, ::tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  EXPECT_EQ(gen.completions().at(1).status, ::tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
 TEST(ChipScenario, UnsupportedPrecisionGetsACommandError) {
   test::claimElaboration();
   hw::Chip chip("chip", shippedPlatform("jalapeno").chip);

@@ -147,6 +147,29 @@ TEST(HbmScenario, FrFcfsFindsMoreRowHitsThanFcfsUnderContention) {
   EXPECT_EQ(tlm::ProtocolChecker::violations(), 0u);
 }
 
+// Uncontended traffic must time the same in both modes (the brief allows 5%): one controller per
+// mode in one elaboration, the same mix of streams, small reads and writes.
+TEST(HbmScenario, LooselyAndApproximatelyTimedAgreeOnUncontendedTraffic) {
+  test::claimElaboration();
+  const MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;
+  MemoryController lt("lt", config);
+  MemoryController at("at", config);
+  std::vector<TrafficGenerator::Request> mix = stream(0, 256ull << 20, 8ull << 20);
+  for (uint64_t i = 0; i < 200; ++i) {
+    mix.push_back(memoryRequest(i % 3 == 0 ? tlm::OpKind::kWrite : tlm::OpKind::kRead, (i * 7919 * 4096) % (1ull << 34),
+                                64 << (i % 8)));
+  }
+  TrafficGenerator viaLt("via_lt", mix, tlm::TimingMode::kLooselyTimed);
+  TrafficGenerator viaAt("via_at", mix, tlm::TimingMode::kApproximatelyTimed);
+  viaLt.bind(lt.socket);
+  viaAt.bind(at.socket);
+  sc_core::sc_start();
+  ASSERT_EQ(viaLt.completions().size(), viaAt.completions().size());
+  EXPECT_NEAR(viaAt.lastEnd().to_seconds() / viaLt.lastEnd().to_seconds(), 1.0, 0.05);
+  EXPECT_EQ(lt.stats().value("activates"), at.stats().value("activates"));
+  EXPECT_EQ(tlm::ProtocolChecker::violations(), 0u);
+}
+
 TEST(HbmScenario, AccessBeyondCapacityIsAnAddressError) {
   test::claimElaboration();
   MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;

@@ -54,6 +54,19 @@ TEST(DecodePlan, RejectsAModelThatDoesNotFitWithTheNumbers) {
   }
 }
 
+TEST(DecodePlan, RejectsAnSramTooSmallForOneWeightTile) {
+  hw::ChipConfig chip = shippedChip("jalapeno");
+  chip.sram.capacityBytes = 4 << 20;  // 2 MiB buffers; a 128-column tile of K = 28672 needs 7 MiB
+  try {
+    planDecodeStep(shippedModel("llama-3.1-70b"), decodeStep(1, 16), chip);
+    FAIL();
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
+    EXPECT_NE(e.message().find("staging buffer"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("7.34 MB"), std::string::npos) << e.message();
+  }
+}
+
 TEST(DecodePlan, RejectsAPrecisionTheChipCannotCompute) {
   ModelConfig m = shippedModel("tiny-dense");
   m.computePrecision = tlm::Precision::kFp32;
