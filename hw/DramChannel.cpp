@@ -43,15 +43,17 @@ double DramChannel::steadyActPeriod() const {
 }
 
 void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
-  while (m_nextRefresh <= time) {
-    m_blockedUntil = std::max(m_blockedUntil, m_nextRefresh) + m_t.tRFC;
-    for (Bank& bank : m_banks) {
-      bank.openRow = -1;
-      bank.readyAt = m_blockedUntil;
-    }
-    m_nextRefresh += m_t.tREFI;
-    counts.refreshes += 1;
+  if (m_nextRefresh > time) return;
+  // Every refresh due by `time` has happened; an idle gap costs O(1), not O(gap / tREFI).
+  const double missed = std::floor((time - m_nextRefresh) / m_t.tREFI) + 1.0;
+  const double lastStart = m_nextRefresh + (missed - 1.0) * m_t.tREFI;
+  m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
+  for (Bank& bank : m_banks) {
+    bank.openRow = -1;
+    bank.readyAt = m_blockedUntil;
   }
+  m_nextRefresh = lastStart + m_t.tREFI;
+  counts.refreshes += missed;
 }
 
 double DramChannel::activate(Bank& bank, int bankIndex, double earliest, DramCommandCounts& counts) {

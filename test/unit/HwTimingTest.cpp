@@ -171,6 +171,18 @@ TEST(DramChannelTiming, LongStreamIsBusBoundLessRefresh) {
   EXPECT_EQ(counts.activates, static_cast<double>(bytes / 1024));
 }
 
+TEST(DramChannelTiming, RefreshesDueDuringAnIdleGapAreAllCountedAndCloseTheRows) {
+  const MemoryControllerConfig c = hbm(1, 256);
+  DramChannel channel(c, 0);
+  DramCommandCounts counts;
+  channel.serve({0, 0, 64, false}, 0.0, counts);
+  const double later = 1e-3;
+  const DramService s = channel.serve({0, 64, 64, false}, later, counts);
+  EXPECT_EQ(counts.refreshes, std::floor((later - c.timing.tREFI) / c.timing.tREFI) + 1);
+  EXPECT_EQ(counts.rowHits, 0) << "refresh closed the row the first read opened";
+  EXPECT_GE(s.end, later + c.timing.tRCD + c.timing.tCL);
+}
+
 TEST(DramChannelTiming, TurnaroundSeparatesReadsFromWrites) {
   const MemoryControllerConfig c = hbm(1, 256);
   DramChannel channel(c, 0);
