@@ -50,7 +50,9 @@ ChipInterconnect::Port ChipInterconnect::route(::tlm::tlm_generic_payload& paylo
   return kNone;
 }
 
-uint64_t ChipInterconnect::baseOf(Port port) { return port == kSram ? kSramBaseAddress : 0; }
+uint64_t ChipInterconnect::baseOf(Port port) {
+  return port == kSram ? kSramBaseAddress : 0;
+}
 
 tlm_utils::simple_initiator_socket<ChipInterconnect>& ChipInterconnect::portSocket(Port port) {
   switch (port) {

@@ -2,13 +2,12 @@
 // On-chip interconnect: a multi-initiator target socket (driver streams, KV manager, switch
 // ports) and one initiator socket per unit. Routing: GEMMs to the tensor core, vector ops to the
 // vector unit, memory and KV ops by address — [kSramBaseAddress, +sram capacity) to the SRAM,
-// everything below to HBM; each unit sees addresses relative to its own window. Every traversal adds the hop latency in each direction. Data to or
-// from a memory unit also crosses that unit's port at `bandwidth`: each port serves transfers in
-// arrival order (busy-until), and a transfer's response is held until its bytes have crossed, so
-// a port slower than its memory caps the memory's achieved bandwidth. Both timing modes are
-// forwarded; approximately-timed responses return to the initiator they came from, and requests
-// from several initiators to one unit are held in order while that unit has not yet granted
-// END_REQ to the previous one (request exclusion on the hop to the unit).
+// everything below to HBM; each unit sees addresses relative to its own window. Every traversal adds the hop latency in
+// each direction. Data to or from a memory unit also crosses that unit's port at `bandwidth`: each port serves
+// transfers in arrival order (busy-until), and a transfer's response is held until its bytes have crossed, so a port
+// slower than its memory caps the memory's achieved bandwidth. Both timing modes are forwarded; approximately-timed
+// responses return to the initiator they came from, and requests from several initiators to one unit are held in order
+// while that unit has not yet granted END_REQ to the previous one (request exclusion on the hop to the unit).
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>

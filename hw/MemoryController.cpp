@@ -16,6 +16,7 @@ sc_core::sc_time atSeconds(double seconds) {
 MemoryController::MemoryController(const sc_core::sc_module_name& name, const MemoryControllerConfig& config)
     : TimedTarget(name),
       m_config(config),
+      m_scheduler(makeDramScheduler(config.scheduler)),
       m_queues(static_cast<std::size_t>(config.channels)),
       m_channelReadyAt(static_cast<std::size_t>(config.channels), 0.0),
       m_stats("hbm", "HBM memory controller"),
@@ -126,12 +127,9 @@ void MemoryController::startAt(::tlm::tlm_generic_payload& payload) {
 void MemoryController::dispatch(int channel) {
   const auto c = static_cast<std::size_t>(channel);
   std::deque<QueuedPart>& queue = m_queues[c];
-  auto pick = queue.begin();
-  if (m_config.scheduler == DramScheduler::kFrFcfs) {
-    const auto hit = std::find_if(queue.begin(), queue.end(),
-                                  [&](const QueuedPart& part) { return m_channels[c].isRowHit(part.segment); });
-    if (hit != queue.end()) pick = hit;
-  }
+  const auto pick = queue.begin() + static_cast<std::ptrdiff_t>(m_scheduler->pick(queue.size(), [&](std::size_t i) {
+                      return m_channels[c].isRowHit(queue[i].segment);
+                    }));
   const QueuedPart part = *pick;
   queue.erase(pick);
   const DramService service = m_channels[c].serve(part.segment, part.arrival, m_commands);

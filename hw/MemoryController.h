@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <set>
 #include <systemc>
 #include <tlm>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "hw/DramChannel.h"
+#include "hw/DramScheduler.h"
 #include "hw/MemoryControllerConfig.h"
 #include "hw/TimedTarget.h"
 #include "tlm/stats/StatsGroup.h"
@@ -61,6 +63,7 @@ class MemoryController : public TimedTarget {
   void rearm();
 
   MemoryControllerConfig m_config;
+  std::unique_ptr<DramScheduler> m_scheduler;
   std::vector<DramChannel> m_channels;
   std::vector<DramSegment> m_segments;  // scratch
   DramCommandCounts m_commands;

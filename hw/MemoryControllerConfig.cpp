@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "hw/DramScheduler.h"
+
 namespace scoville::hw {
 
 using namespace scoville::config;
@@ -56,8 +58,9 @@ const Schema<MemoryControllerConfig>& MemoryControllerConfig::schema() {
           .quantity("controller_latency", &T::controllerLatencyS, dim::kTime, required(), nonNegative(),
                     "controller and PHY pipeline latency per request (overlaps other requests)")
           .child("timing", &T::timing, DramTimingConfig::schema(), required(), "DRAM timing parameters")
-          .choice("scheduler", &T::scheduler, {{"fcfs", DramScheduler::kFcfs}, {"frfcfs", DramScheduler::kFrFcfs}},
-                  optional("frfcfs"), "request scheduling in approximately-timed mode (loosely-timed is FCFS)")
+          .implementation("scheduler", &T::scheduler, dramSchedulerNames(), optional("{impl: frfcfs}"),
+                          "channel queue scheduling in approximately-timed mode (loosely-timed serves in call "
+                          "order): fcfs oldest first; frfcfs oldest row hit first, else oldest")
           .integer("queue_depth", &T::queueDepth, optional("64"), between(1, 65536),
                    "requests in flight before the controller applies backpressure (approximately-timed mode)")
           .rule("interleave", "interleave must be a power of two number of bytes",

@@ -23,12 +23,6 @@ struct DramTimingConfig {
   static const config::Schema<DramTimingConfig>& schema();
 };
 
-/// Request scheduling policy of a channel queue (approximately-timed mode).
-enum class DramScheduler {
-  kFcfs,    ///< oldest request first
-  kFrFcfs,  ///< oldest row hit first, else oldest (first-ready, first-come first-served)
-};
-
 /// An HBM memory controller and its channels (see MemoryController.h and DramChannel.h).
 struct MemoryControllerConfig {
   double capacityBytes = 0.0;
@@ -41,8 +35,8 @@ struct MemoryControllerConfig {
   double burstBytes = 0.0;          ///< bytes of one burst (the data-bus transfer unit)
   double controllerLatencyS = 0.0;  ///< controller + PHY pipeline, paid per request, overlapped
   DramTimingConfig timing;
-  DramScheduler scheduler = DramScheduler::kFrFcfs;
-  int queueDepth = 0;  ///< requests the controller accepts before it stops granting END_REQ (AT)
+  std::string scheduler;  ///< DramScheduler implementation name (see DramScheduler.h)
+  int queueDepth = 0;     ///< requests the controller accepts before it stops granting END_REQ (AT)
 
   double channelBandwidth() const { return bandwidthBytesPerS / channels; }
   int banks() const { return bankGroups * banksPerGroup; }

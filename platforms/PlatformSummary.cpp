@@ -43,7 +43,7 @@ void printTree(std::ostream& out, const PlatformConfig& config) {
                      formatQuantity(chip.hbm.capacityBytes, dim::kBytes),
                      formatQuantity(chip.hbm.bandwidthBytesPerS, dim::kBandwidth), chip.hbm.channels, chip.hbm.banks(),
                      chip.hbm.bankGroups, formatQuantity(chip.hbm.rowBytes, dim::kBytes),
-                     chip.hbm.scheduler == hw::DramScheduler::kFrFcfs ? "FR-FCFS" : "FCFS");
+                     chip.hbm.scheduler);
   out << fmt::format("   ├─ sram: {} in {} banks, {}, latency {}\n",
                      formatQuantity(chip.sram.capacityBytes, dim::kBytes), chip.sram.banks,
                      formatQuantity(chip.sram.bandwidthBytesPerS, dim::kBandwidth),

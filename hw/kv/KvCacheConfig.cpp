@@ -29,16 +29,6 @@ uint64_t KvTierCapacities::of(KvTier tier) const {
   return 0;
 }
 
-namespace {
-
-std::vector<std::pair<std::string, std::string>> placementChoices() {
-  std::vector<std::pair<std::string, std::string>> choices;
-  for (const std::string& name : kvPlacementPolicyNames()) choices.emplace_back(name, name);
-  return choices;
-}
-
-}  // namespace
-
 const Schema<KvCacheConfig>& KvCacheConfig::schema() {
   static const Schema<KvCacheConfig> s =
       Schema<KvCacheConfig>("kv_cache",
@@ -47,9 +37,10 @@ const Schema<KvCacheConfig>& KvCacheConfig::schema() {
                             "the memory left after weights.")
           .integer("block_tokens", &KvCacheConfig::blockTokens, optional("16"), between(1, 65536),
                    "tokens per KV block (the paging granularity; a request holds ceil(tokens / block_tokens) blocks)")
-          .choice("placement", &KvCacheConfig::placement, placementChoices(), optional("local_first"),
-                  "policy choosing the tier of each new block: local_first (SRAM then local HBM, preempt when "
-                  "full), spill_to_remote (then a remote chip's HBM), offload_to_host (then host memory)")
+          .implementation("placement", &KvCacheConfig::placement, kvPlacementPolicyNames(),
+                          optional("{impl: local_first}"),
+                          "policy choosing the tier of each new block: local_first (SRAM then local HBM, preempt when "
+                          "full), spill_to_remote (then a remote chip's HBM), offload_to_host (then host memory)")
           .choice("preemption", &KvCacheConfig::preemption,
                   {{"recompute", KvPreemption::kRecompute}, {"swap", KvPreemption::kSwap}}, optional("recompute"),
                   "fate of the newest request when no tier has room: drop its blocks and recompute it later, or "

@@ -106,9 +106,9 @@ TEST(HbmScenario, FrFcfsFindsMoreRowHitsThanFcfsUnderContention) {
   MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;
   config.channels = 1;
   config.bandwidthBytesPerS = 64e9;
-  config.scheduler = DramScheduler::kFcfs;
+  config.scheduler = "fcfs";
   MemoryController fcfs("fcfs", config);
-  config.scheduler = DramScheduler::kFrFcfs;
+  config.scheduler = "frfcfs";
   MemoryController frfcfs("frfcfs", config);
   const auto rowStride = static_cast<uint64_t>(config.rowBytes) * config.banks();  // next row, same bank
   std::vector<std::unique_ptr<TrafficGenerator>> generators;

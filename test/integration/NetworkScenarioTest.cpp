@@ -11,6 +11,7 @@
 #include "hw/network/SwitchPort.h"
 #include "test/support/Elaboration.h"
 #include "test/support/TrafficGenerator.h"
+#include "tlm/ProtocolChecker.h"
 
 namespace scoville::hw {
 namespace {
@@ -319,6 +320,31 @@ TEST(NetworkScenario, TreeAllReduceSerialisesTwoChildrenPerParent) {
   report("tree all_reduce 8 x 16 MiB", t, textbook);
   EXPECT_GE(t, textbook);
   EXPECT_NEAR(t / textbook, 1.0, 0.1);
+}
+
+// Switch ports take approximately-timed initiators too (simple_target_socket adapts nb_transport
+// to their b_transport): the same sends time identically in both modes, protocol-clean.
+TEST(NetworkScenario, ApproximatelyTimedSendersSeeTheSameTimesAsLooselyTimed) {
+  test::claimElaboration();
+  Fabric lt("lt", 2, fabricSwitch(FlowControl::kCredit));
+  Fabric at("at", 2, fabricSwitch(FlowControl::kCredit));
+  lt.leaveIdle({1});
+  at.leaveIdle({1});
+  std::vector<TrafficGenerator::Request> sends;
+  for (uint64_t bytes : {100ull, 4096ull, 1ull << 20, 8ull << 20}) sends.push_back(send(0, 1, bytes));
+  TrafficGenerator viaLt("via_lt", sends, tlm::TimingMode::kLooselyTimed);
+  TrafficGenerator viaAt("via_at", sends, tlm::TimingMode::kApproximatelyTimed);
+  viaLt.bind(lt.port(0).fromChip);
+  viaAt.bind(at.port(0).fromChip);
+  sc_core::sc_start();
+  ASSERT_EQ(viaAt.completions().size(), sends.size());
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    EXPECT_EQ(viaAt.completions()[i].status, ::tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(viaAt.completions()[i].end - viaAt.completions()[i].start,
+              viaLt.completions()[i].end - viaLt.completions()[i].start)
+        << "send " << i;
+  }
+  EXPECT_EQ(tlm::ProtocolChecker::violations(), 0u);
 }
 
 }  // namespace

@@ -92,6 +92,7 @@ MemoryControllerConfig hbm(int channels, double interleave) {
   c.rowBytes = 1024;
   c.burstBytes = 64;
   c.controllerLatencyS = 0;
+  c.scheduler = "frfcfs";
   c.timing = DramTimingConfig{14e-9, 14e-9, 18e-9, 33e-9, 2e-9, 4e-9, 16e-9, 8e-9, 4e-9, 3.9e-6, 350e-9};
   return c;
 }

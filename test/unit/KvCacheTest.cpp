@@ -68,7 +68,8 @@ TEST(KvPlacement, OffloadToHostUsesHostOnlyWhenTheChipIsFull) {
 
 TEST(KvCacheConfig, ParsesEveryKeyAndHasDocumentedDefaults) {
   const KvCacheConfig c = KvCacheConfig::schema().parse(config::loadConfigText(
-      "kv_cache", "block_tokens: 32\nplacement: spill_to_remote\npreemption: swap\nprefix_sharing: true\n", "kv.yaml"));
+      "kv_cache", "block_tokens: 32\nplacement: {impl: spill_to_remote}\npreemption: swap\nprefix_sharing: true\n",
+      "kv.yaml"));
   EXPECT_EQ(c.blockTokens, 32);
   EXPECT_EQ(c.placement, "spill_to_remote");
   EXPECT_EQ(c.preemption, KvPreemption::kSwap);
@@ -90,7 +91,9 @@ TEST(KvCacheConfig, RejectsUnknownPolicyZeroBlockTokensAndUnknownKeys) {
     ADD_FAILURE() << "accepted: " << yaml;
     return config::ErrorKind::kInvalidConfig;
   };
-  EXPECT_EQ(kindOf("placement: spill_to_host\n"), config::ErrorKind::kOutOfRange);
+  EXPECT_EQ(kindOf("placement: {impl: spill_to_host}\n"), config::ErrorKind::kOutOfRange);
+  EXPECT_EQ(kindOf("placement: {iml: local_first}\n"), config::ErrorKind::kUnknownKey);
+  EXPECT_EQ(kindOf("placement: local_first\n"), config::ErrorKind::kWrongType) << "a policy is a map {impl: name}";
   EXPECT_EQ(kindOf("block_tokens: 0\n"), config::ErrorKind::kOutOfRange);
   EXPECT_EQ(kindOf("preemption: evict\n"), config::ErrorKind::kOutOfRange);
   EXPECT_EQ(kindOf("capacity: 1 GB\n"), config::ErrorKind::kUnknownKey);

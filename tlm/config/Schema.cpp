@@ -94,6 +94,13 @@ std::string readChoice(const Node& node, const std::vector<std::string>& options
                         near.empty() ? "" : fmt::format("; did you mean '{}'?", near)));
 }
 
+std::string readImplementation(const Node& node, const std::vector<std::string>& names) {
+  checkMapKeys(node, "implementation choice", {"impl"});
+  const YAML::Node impl = node.yaml()["impl"];
+  if (!impl) node.fail(ErrorKind::kMissingKey, fmt::format("missing required key '{}.impl'", node.path()));
+  return readChoice(node.child(impl, "impl"), names);
+}
+
 void checkMapKeys(const Node& node, const std::string& title, const std::vector<std::string>& keys) {
   if (!node.yaml().IsMap()) {
     node.fail(ErrorKind::kWrongType, fmt::format("key '{}' expects a map of {} keys ({}), got {}", node.path(), title,

@@ -118,6 +118,8 @@ long long readInteger(const Node& node, const Range& range);
 bool readFlag(const Node& node);
 std::string readText(const Node& node);
 std::string readChoice(const Node& node, const std::vector<std::string>& options);
+/// Reads `{impl: NAME}` with NAME one of `names`; any other key is an unknown-key error.
+std::string readImplementation(const Node& node, const std::vector<std::string>& names);
 /// Checks that `node` is a map, that its keys are unique and all in `keys`; throws otherwise.
 void checkMapKeys(const Node& node, const std::string& title, const std::vector<std::string>& keys);
 
@@ -183,6 +185,16 @@ class Schema : public SchemaBase {
             if (option.first == chosen) out.*member = option.second;
           }
         });
+    return std::move(*this);
+  }
+
+  /// A policy implementation chosen by name, written as a map `{impl: NAME}` (Ramulator-style), so
+  /// implementation-specific parameters can join the map later without changing its shape.
+  Schema&& implementation(std::string key, std::string T::*member, std::vector<std::string> names, Need need,
+                          std::string description) && {
+    std::string rangeText = "impl: one of " + fmt::format("{}", fmt::join(names, ", "));
+    add(std::move(key), "map {impl: name}", std::move(need), std::move(rangeText), std::move(description),
+        [member, names](T& out, const Node& n) { out.*member = readImplementation(n, names); });
     return std::move(*this);
   }
 

@@ -1,0 +1,54 @@
+#include "hw/DramScheduler.h"
+
+#include <stdexcept>
+#include <utility>
+
+namespace scoville::hw {
+
+namespace {
+
+/// First come, first served: the oldest part.
+class Fcfs : public DramScheduler {
+ public:
+  std::size_t pick(std::size_t, const std::function<bool(std::size_t)>&) const override { return 0; }
+};
+
+/// First ready, first come first served: the oldest part that hits an open row, else the oldest.
+class FrFcfs : public DramScheduler {
+ public:
+  std::size_t pick(std::size_t queued, const std::function<bool(std::size_t)>& isRowHit) const override {
+    for (std::size_t i = 0; i < queued; ++i) {
+      if (isRowHit(i)) return i;
+    }
+    return 0;
+  }
+};
+
+using Factory = std::unique_ptr<DramScheduler> (*)();
+const std::vector<std::pair<std::string, Factory>>& registry() {
+  static const std::vector<std::pair<std::string, Factory>> kRegistry{
+      {"fcfs", [] { return std::unique_ptr<DramScheduler>(new Fcfs()); }},
+      {"frfcfs", [] { return std::unique_ptr<DramScheduler>(new FrFcfs()); }},
+  };
+  return kRegistry;
+}
+
+}  // namespace
+
+std::unique_ptr<DramScheduler> makeDramScheduler(const std::string& name) {
+  for (const auto& [entry, factory] : registry()) {
+    if (entry == name) return factory();
+  }
+  throw std::invalid_argument("unknown HBM scheduler '" + name + "'");
+}
+
+const std::vector<std::string>& dramSchedulerNames() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const auto& entry : registry()) names.push_back(entry.first);
+    return names;
+  }();
+  return kNames;
+}
+
+}  // namespace scoville::hw
