@@ -5,12 +5,11 @@
 
 namespace scoville::hw {
 
-void splitIntoSegments(const MemoryControllerConfig& config, uint64_t address, uint64_t bytes, bool write,
+void splitIntoSegments(int channelCount, uint64_t granule, uint64_t address, uint64_t bytes, bool write,
                        std::vector<DramSegment>& out) {
   out.clear();
   if (bytes == 0) return;
-  const auto channels = static_cast<uint64_t>(config.channels);
-  const auto granule = static_cast<uint64_t>(config.interleaveBytes);
+  const auto channels = static_cast<uint64_t>(channelCount);
   const uint64_t firstGranule = address / granule;
   const uint64_t lastGranule = (address + bytes - 1) / granule;
   const uint64_t granules = lastGranule - firstGranule + 1;

@@ -53,8 +53,12 @@ struct DramService {
 
 /// Splits [address, address + bytes) of the controller's address space into per-channel segments
 /// (granule g of size `interleave` lives on channel g mod channels).
-void splitIntoSegments(const MemoryControllerConfig& config, uint64_t address, uint64_t bytes, bool write,
+void splitIntoSegments(int channels, uint64_t interleave, uint64_t address, uint64_t bytes, bool write,
                        std::vector<DramSegment>& out);
+inline void splitIntoSegments(const MemoryControllerConfig& config, uint64_t address, uint64_t bytes, bool write,
+                              std::vector<DramSegment>& out) {
+  splitIntoSegments(config.channels, static_cast<uint64_t>(config.interleaveBytes), address, bytes, write, out);
+}
 
 class DramChannel {
  public:

@@ -53,9 +53,8 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, const Me
 
 bool MemoryController::validate(::tlm::tlm_generic_payload& payload, bool& write) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  write = op.kind == tlm::OpKind::kWrite || op.kind == tlm::OpKind::kKvAppend;
-  const bool read = op.kind == tlm::OpKind::kRead || op.kind == tlm::OpKind::kKvRead;
-  if (!read && !write) {
+  write = tlm::isMemoryWrite(op.kind);
+  if (!write && !tlm::isMemoryRead(op.kind)) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return false;
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "hw/DramChannel.h"
 #include "tlm/OpExtension.h"
 #include "tlm/Time.h"
 
@@ -19,9 +18,8 @@ Sram::Sram(const sc_core::sc_module_name& name, const SramConfig& config)
 
 sc_core::sc_time Sram::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const bool write = op.kind == tlm::OpKind::kWrite || op.kind == tlm::OpKind::kKvAppend;
-  const bool read = op.kind == tlm::OpKind::kRead || op.kind == tlm::OpKind::kKvRead;
-  if (!read && !write) {
+  const bool write = tlm::isMemoryWrite(op.kind);
+  if (!write && !tlm::isMemoryRead(op.kind)) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;
   }
@@ -31,14 +29,11 @@ sc_core::sc_time Sram::serve(::tlm::tlm_generic_payload& payload, const sc_core:
     return arrival;
   }
   // Banks are interleaved like memory channels.
-  MemoryControllerConfig layout;
-  layout.channels = m_config.banks;
-  layout.interleaveBytes = m_config.interleaveBytes;
-  std::vector<DramSegment> segments;
-  splitIntoSegments(layout, address, op.bytes, write, segments);
+  splitIntoSegments(m_config.banks, static_cast<uint64_t>(m_config.interleaveBytes), address, op.bytes, write,
+                    m_segments);
   const double bankBandwidth = m_config.bandwidthBytesPerS / m_config.banks;
   sc_core::sc_time last = arrival;
-  for (const DramSegment& segment : segments) {
+  for (const DramSegment& segment : m_segments) {
     sc_core::sc_time& busy = m_bankBusyUntil[static_cast<std::size_t>(segment.channel)];
     const double transfer = static_cast<double>(segment.bytes) / bankBandwidth;
     busy = std::max(arrival, busy) + tlm::durationCeil(transfer);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hw/ChipConfig.h"
+#include "hw/DramChannel.h"
 #include "hw/TimedTarget.h"
 #include "tlm/stats/StatsGroup.h"
 
@@ -25,7 +26,7 @@ class Sram : public TimedTarget {
 
   SramConfig m_config;
   std::vector<sc_core::sc_time> m_bankBusyUntil;
-  std::vector<uint64_t> m_perBank;
+  std::vector<DramSegment> m_segments;  // scratch
   stats::Group m_stats;
   stats::Counter& m_bytesRead;
   stats::Counter& m_bytesWritten;

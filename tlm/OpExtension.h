@@ -25,6 +25,14 @@ enum class OpKind {
 /// Stable name of an op kind, for statistics and messages.
 const char* opKindName(OpKind kind);
 
+/// Memory ops that move data into memory (kWrite, kKvAppend) and out of it (kRead, kKvRead).
+inline bool isMemoryWrite(OpKind kind) {
+  return kind == OpKind::kWrite || kind == OpKind::kKvAppend;
+}
+inline bool isMemoryRead(OpKind kind) {
+  return kind == OpKind::kRead || kind == OpKind::kKvRead;
+}
+
 /// The phase of LLM serving a transaction belongs to. Not a tlm_phase.
 enum class LlmPhase { kPrefill, kDecode, kCommunication };
 
