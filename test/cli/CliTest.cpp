@@ -163,6 +163,26 @@ TEST_F(CliTest, UnknownOption) {
   EXPECT_FALSE(fs::exists(report()));
 }
 
+TEST_F(CliTest, TimingModeMustBeLtOrAt) {
+  const ProcessResult r = runScoville({"run", "--timing", "ca", "--out", out()});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--timing must be lt or at"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(report()));
+}
+
+TEST_F(CliTest, ApproximatelyTimedRunMatchesLooselyTimedAndChecksTheProtocol) {
+  ASSERT_EQ(runScoville({"run", "-q", "--out", dir.file("lt"), "--set", "scenario.context_length=1024"}).exitCode, 0);
+  const ProcessResult r =
+      runScoville({"run", "-q", "--timing", "at", "--out", out(), "--set", "scenario.context_length=1024"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto lt = nlohmann::json::parse(readFile(dir.file("lt/report.json")));
+  const auto at = nlohmann::json::parse(readFile(report()));
+  EXPECT_EQ(at["inputs"]["timing"], "at");
+  EXPECT_GT(at["protocol"]["checked_transactions"].get<double>(), 1000.0);
+  EXPECT_EQ(at["protocol"]["violations"], 0);
+  EXPECT_NEAR(at["results"]["step_time_s"].get<double>() / lt["results"]["step_time_s"].get<double>(), 1.0, 0.05);
+}
+
 TEST_F(CliTest, UnknownCommandAndNoCommandAreUsageErrors) {
   EXPECT_EQ(runScoville({"simulate"}).exitCode, 2);
   EXPECT_EQ(runScoville({}).exitCode, 2);
