@@ -15,6 +15,11 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
   m_interconnect.toSram.bind(m_sram.socket);
   m_interconnect.toTensorCore.bind(m_tensorCore.socket);
   m_interconnect.toVectorUnit.bind(m_vectorUnit.socket);
+  m_interconnect.attachActivity(m_activityBus);
+  m_tensorCore.attachActivity(m_activityBus);
+  m_vectorUnit.attachActivity(m_activityBus);
+  m_hbm.attachActivity(m_activityBus);
+  m_sram.attachActivity(m_activityBus);
   m_stats.addChild(m_interconnect.stats());
   m_stats.addChild(m_tensorCore.stats());
   m_stats.addChild(m_vectorUnit.stats());

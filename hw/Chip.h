@@ -24,9 +24,12 @@ class Chip : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<ChipInterconnect>& socket() { return m_interconnect.socket; }
   const ChipConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
+  /// Every unit of this chip emits its activity here; power and statistics listeners subscribe.
+  tlm::ActivityBus& activityBus() { return m_activityBus; }
 
  private:
   ChipConfig m_config;
+  tlm::ActivityBus m_activityBus;
   ChipInterconnect m_interconnect;
   TensorCore m_tensorCore;
   VectorUnit m_vectorUnit;

@@ -68,6 +68,7 @@ sc_core::sc_time ChipInterconnect::crossPort(Port port, const tlm::OpExtension& 
   const double transfer = static_cast<double>(op.bytes) / m_config.bandwidthBytesPerS;
   m_portBusyUntil[port] = std::max(arrival, m_portBusyUntil[port]) + tlm::durationCeil(transfer);
   m_portBusyTime.add(transfer);
+  m_activity.emit(tlm::Activity::kNocBytes, static_cast<double>(op.bytes), op, m_portBusyUntil[port]);
   return m_portBusyUntil[port];
 }
 

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "hw/ChipConfig.h"
+#include "tlm/ActivityBus.h"
 #include "tlm/OpExtension.h"
 #include "tlm/stats/StatsGroup.h"
 
@@ -35,6 +36,8 @@ class ChipInterconnect : public sc_core::sc_module {
   ChipInterconnect& operator=(const ChipInterconnect&) = delete;
 
   const stats::Group& stats() const { return m_stats; }
+  /// Sends the interconnect's activity (bytes through unit ports) to `bus`.
+  void attachActivity(const tlm::ActivityBus& bus) { m_activity.attach(bus, name()); }
 
  private:
   enum Port { kMemory, kSram, kTensorCore, kVectorUnit, kNone, kPorts = kNone };
@@ -74,6 +77,7 @@ class ChipInterconnect : public sc_core::sc_module {
   std::deque<Held> m_held[kPorts];    // requests waiting for the unit's END_REQ
   bool m_awaitingEndRequest[kPorts];  // the unit has a request it has not yet granted END_REQ
 
+  tlm::ActivitySource m_activity;
   stats::Group m_stats;
   stats::Counter* m_routed[kPorts];
   stats::Counter& m_portBusyTime;

@@ -86,6 +86,7 @@ sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, co
   if (!validate(payload, write)) return arrival;
   splitIntoSegments(m_config, payload.get_address(), tlm::opOf(payload).bytes, write, m_segments);
   const double at = arrival.to_seconds() + m_config.controllerLatencyS;
+  const DramCommandCounts before = m_commands;
   double done = at;
   for (const DramSegment& segment : m_segments) {
     const DramService service = m_channels[static_cast<std::size_t>(segment.channel)].serve(segment, at, m_commands);
@@ -93,7 +94,17 @@ sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, co
     m_busBusyTime.add(service.busTime);
   }
   account(payload, write);
+  emitCommands(before, tlm::opOf(payload), atSeconds(done));
   return atSeconds(done);
+}
+
+void MemoryController::emitCommands(const DramCommandCounts& before, const tlm::OpExtension& op,
+                                    const sc_core::sc_time& when) const {
+  m_activity.emit(tlm::Activity::kDramActivates, m_commands.activates - before.activates, op, when);
+  m_activity.emit(tlm::Activity::kDramPrecharges, m_commands.precharges - before.precharges, op, when);
+  m_activity.emit(tlm::Activity::kDramReadBursts, m_commands.readBursts - before.readBursts, op, when);
+  m_activity.emit(tlm::Activity::kDramWriteBursts, m_commands.writeBursts - before.writeBursts, op, when);
+  m_activity.emit(tlm::Activity::kDramRefreshes, m_commands.refreshes - before.refreshes, op, when);
 }
 
 bool MemoryController::admit() {
@@ -131,8 +142,10 @@ void MemoryController::dispatch(int channel) {
                     }));
   const QueuedPart part = *pick;
   queue.erase(pick);
+  const DramCommandCounts before = m_commands;
   const DramService service = m_channels[c].serve(part.segment, part.arrival, m_commands);
   m_busBusyTime.add(service.busTime);
+  emitCommands(before, tlm::opOf(*m_requests[part.request].payload), atSeconds(service.end));
   // The next part may be picked once this one's data has started (its commands can overlap).
   m_channelReadyAt[c] = service.firstData;
   if (!queue.empty()) m_readyOrder.emplace(m_channelReadyAt[c], channel);

@@ -14,6 +14,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "tlm/ActivityBus.h"
 #include "tlm/AtResponder.h"
 
 namespace scoville::hw {
@@ -21,6 +22,9 @@ namespace scoville::hw {
 class TimedTarget : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<TimedTarget> socket;
+
+  /// Sends this unit's activity events to `bus`.
+  void attachActivity(const tlm::ActivityBus& bus) { m_activity.attach(bus, name()); }
 
   TimedTarget(const TimedTarget&) = delete;
   TimedTarget& operator=(const TimedTarget&) = delete;
@@ -37,6 +41,7 @@ class TimedTarget : public sc_core::sc_module {
   virtual void startAt(::tlm::tlm_generic_payload& payload);
 
   tlm::AtResponder m_at;
+  tlm::ActivitySource m_activity;
 
  private:
   void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);

@@ -33,6 +33,7 @@ sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc
   m_ops.add();
   m_elementOps.add(op.elementOps);
   m_busyCycles.add(static_cast<double>(n));
+  m_activity.emit(tlm::Activity::kVectorOps, op.elementOps, op, m_busyUntil);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
   return m_busyUntil;
 }

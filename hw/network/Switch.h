@@ -25,6 +25,7 @@
 
 #include "hw/network/NetworkConfig.h"
 #include "hw/network/SwitchPort.h"
+#include "tlm/ActivityBus.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::hw {
@@ -44,6 +45,8 @@ class Switch : public sc_core::sc_module {
   void attach(SwitchPort& port);
 
   const SwitchConfig& config() const { return m_config; }
+  /// Sends this switch's activity (link and switch bytes, packets) to `bus`.
+  void attachActivity(const tlm::ActivityBus& bus) { m_activity.attach(bus, name()); }
   const stats::Group& stats() const { return m_stats; }
 
  private:
@@ -54,6 +57,7 @@ class Switch : public sc_core::sc_module {
   std::vector<SwitchPort*> m_portOfChip;            // by chip id; null where nothing is attached
   std::vector<sc_core::sc_time> m_creditReleaseAt;  // by binding index: earliest next start (credit)
 
+  tlm::ActivitySource m_activity;
   stats::Group m_stats;
   stats::Counter& m_messages;
   stats::Counter& m_bytes;

@@ -1,6 +1,8 @@
 // Whole-chip scenarios: tensor core timing through the interconnect, and the decode step of the
 // walking skeleton checked against its roofline.
 #include <gtest/gtest.h>
+#include <map>
+#include <set>
 
 #include "hw/Chip.h"
 #include "hw/TensorCore.h"
@@ -8,6 +10,7 @@
 #include "test/support/Elaboration.h"
 #include "test/support/Shipped.h"
 #include "test/support/TrafficGenerator.h"
+#include "tlm/ActivityBus.h"
 #include "tlm/ProtocolChecker.h"
 #include "workloads/DecodeDriver.h"
 
@@ -65,6 +68,44 @@ TEST(ChipScenario, LooselyAndApproximatelyTimedChipsAgree) {
     EXPECT_NEAR(atTime / ltTime, 1.0, 0.05) << "transaction " << i;
   }
   EXPECT_EQ(tlm::ProtocolChecker::violations(), 0u);
+}
+
+// The power model will only listen: every unit's activity reaches the chip's bus, and the sums
+// equal the units' own statistics.
+TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
+  test::claimElaboration();
+  struct Totals : tlm::ActivityListener {
+    std::map<tlm::Activity, double> sum;
+    std::set<std::string> sources;
+    void onActivity(const tlm::ActivityEvent& e) override {
+      sum[e.activity] += e.amount;
+      sources.insert(e.source);
+      EXPECT_GE(e.time, sc_core::sc_time_stamp()) << "activity is stamped at completion, never in the past";
+    }
+  } totals;
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  workload::DecodePlan plan =
+      workload::planDecodeStep(shippedModel("tiny-dense"), test::decodeStep(4, 512), config.chip);
+  const double flops = plan.flops;
+  const double vectorOps = plan.vectorOps;
+  platform::Platform platform("platform", config);
+  platform.chip().activityBus().subscribe(totals);
+  workload::DecodeDriver driver("driver", std::move(plan), config.chip.sram.stagingBuffers,
+                                tlm::TimingMode::kApproximatelyTimed);
+  driver.loadPort.socket.bind(platform.chip().socket());
+  driver.computePort.socket.bind(platform.chip().socket());
+  sc_core::sc_start();
+  ASSERT_TRUE(driver.finished());
+  const auto hbm = platform.chip().stats().toJson()["groups"]["hbm"]["stats"];
+  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kMacs] * 2, flops);
+  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kVectorOps], vectorOps);
+  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kDramActivates], hbm["activates"]["value"].get<double>());
+  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kDramReadBursts], hbm["read_bursts"]["value"].get<double>());
+  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kDramWriteBursts], hbm["write_bursts"]["value"].get<double>());
+  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kNocBytes],
+                   hbm["bytes_read"]["value"].get<double>() + hbm["bytes_written"]["value"].get<double>());
+  EXPECT_TRUE(totals.sources.count("platform.chip0.tensor_core"));
+  EXPECT_TRUE(totals.sources.count("platform.chip0.hbm"));
 }
 
 // Memory beyond the SRAM window is not mapped.

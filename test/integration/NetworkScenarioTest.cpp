@@ -11,6 +11,7 @@
 #include "hw/network/SwitchPort.h"
 #include "test/support/Elaboration.h"
 #include "test/support/TrafficGenerator.h"
+#include "tlm/ActivityBus.h"
 #include "tlm/ProtocolChecker.h"
 
 namespace scoville::hw {
@@ -332,6 +333,17 @@ TEST(NetworkScenario, ApproximatelyTimedSendersSeeTheSameTimesAsLooselyTimed) {
   at.leaveIdle({1});
   std::vector<TrafficGenerator::Request> sends;
   for (uint64_t bytes : {100ull, 4096ull, 1ull << 20, 8ull << 20}) sends.push_back(send(0, 1, bytes));
+  struct WireBytes : tlm::ActivityListener {
+    double link = 0, switched = 0, packets = 0;
+    void onActivity(const tlm::ActivityEvent& e) override {
+      if (e.activity == tlm::Activity::kLinkBytes) link += e.amount;
+      if (e.activity == tlm::Activity::kSwitchBytes) switched += e.amount;
+      if (e.activity == tlm::Activity::kSwitchPackets) packets += e.amount;
+    }
+  } wire;
+  tlm::ActivityBus bus;
+  bus.subscribe(wire);
+  lt.fabric.attachActivity(bus);
   TrafficGenerator viaLt("via_lt", sends, tlm::TimingMode::kLooselyTimed);
   TrafficGenerator viaAt("via_at", sends, tlm::TimingMode::kApproximatelyTimed);
   viaLt.bind(lt.port(0).fromChip);
@@ -345,6 +357,15 @@ TEST(NetworkScenario, ApproximatelyTimedSendersSeeTheSameTimesAsLooselyTimed) {
         << "send " << i;
   }
   EXPECT_EQ(tlm::ProtocolChecker::violations(), 0u);
+  // Activity for the power model: each message crosses two link hops and one switch output.
+  double expectedWire = 0, expectedPackets = 0;
+  for (const auto& r : sends) {
+    expectedWire += static_cast<double>(link().wireBytesFor(r.op.bytes));
+    expectedPackets += static_cast<double>(link().packetsFor(r.op.bytes));
+  }
+  EXPECT_DOUBLE_EQ(wire.link, 2 * expectedWire);
+  EXPECT_DOUBLE_EQ(wire.switched, expectedWire);
+  EXPECT_DOUBLE_EQ(wire.packets, expectedPackets);
 }
 
 }  // namespace

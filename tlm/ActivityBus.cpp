@@ -1,0 +1,24 @@
+#include "tlm/ActivityBus.h"
+
+namespace scoville::tlm {
+
+const char* activityName(Activity activity) {
+  switch (activity) {
+    case Activity::kMacs: return "macs";
+    case Activity::kVectorOps: return "vector_ops";
+    case Activity::kSramReadBytes: return "sram_read_bytes";
+    case Activity::kSramWriteBytes: return "sram_write_bytes";
+    case Activity::kDramActivates: return "dram_activates";
+    case Activity::kDramPrecharges: return "dram_precharges";
+    case Activity::kDramReadBursts: return "dram_read_bursts";
+    case Activity::kDramWriteBursts: return "dram_write_bursts";
+    case Activity::kDramRefreshes: return "dram_refreshes";
+    case Activity::kNocBytes: return "noc_bytes";
+    case Activity::kLinkBytes: return "link_bytes";
+    case Activity::kSwitchBytes: return "switch_bytes";
+    case Activity::kSwitchPackets: return "switch_packets";
+  }
+  return "?";
+}
+
+}  // namespace scoville::tlm

@@ -1,0 +1,79 @@
+#pragma once
+// Activity events: what the hardware did, in units an energy table can price. Timing models emit
+// them; power and statistics listeners subscribe (DRAMSys-style: the power model only listens, the
+// timing model never computes energy). Emitting costs one branch when nobody listens.
+
+#include <systemc>
+#include <vector>
+
+#include "tlm/OpExtension.h"
+
+namespace scoville::tlm {
+
+/// Kinds of activity; `amount` is counted in the unit named here.
+enum class Activity {
+  kMacs,             ///< multiply-accumulates on a tensor core (precision says which datapath)
+  kVectorOps,        ///< element operations on a vector unit
+  kSramReadBytes,    ///< bytes read from SRAM
+  kSramWriteBytes,   ///< bytes written to SRAM
+  kDramActivates,    ///< ACT commands
+  kDramPrecharges,   ///< PRE commands
+  kDramReadBursts,   ///< read bursts (burst size from the memory's config)
+  kDramWriteBursts,  ///< write bursts
+  kDramRefreshes,    ///< all-bank refreshes of one channel
+  kNocBytes,         ///< bytes through an on-chip interconnect port
+  kLinkBytes,        ///< wire bytes (payload + headers) sent on an inter-chip link direction
+  kSwitchBytes,      ///< wire bytes forwarded by a switch output port
+  kSwitchPackets,    ///< packets forwarded by a switch output port
+};
+
+const char* activityName(Activity activity);
+
+/// One emitted event. `source` is the emitting module's hierarchical name (stable for the run).
+struct ActivityEvent {
+  Activity activity = Activity::kMacs;
+  double amount = 0.0;
+  Precision precision = Precision::kBf16;
+  LlmPhase phase = LlmPhase::kDecode;
+  sc_core::sc_time time;  ///< when the activity ends (the transaction's completion)
+  const char* source = "";
+};
+
+class ActivityListener {
+ public:
+  virtual ~ActivityListener() = default;
+  virtual void onActivity(const ActivityEvent& event) = 0;
+};
+
+/// Fan-out of activity events to listeners. Owned by a chip (or a fabric); listeners outlive it.
+class ActivityBus {
+ public:
+  void subscribe(ActivityListener& listener) { m_listeners.push_back(&listener); }
+  bool active() const { return !m_listeners.empty(); }
+  void emit(const ActivityEvent& event) const {
+    for (ActivityListener* listener : m_listeners) listener->onActivity(event);
+  }
+
+ private:
+  std::vector<ActivityListener*> m_listeners;
+};
+
+/// What a module holds to emit: a bus (or none) and its own name.
+class ActivitySource {
+ public:
+  void attach(const ActivityBus& bus, const char* source) {
+    m_bus = &bus;
+    m_source = source;
+  }
+  /// Emits when a listener is attached and `amount` is not zero.
+  void emit(Activity activity, double amount, const OpExtension& op, const sc_core::sc_time& time) const {
+    if (m_bus == nullptr || !m_bus->active() || amount == 0.0) return;
+    m_bus->emit(ActivityEvent{activity, amount, op.precision, op.phase, time, m_source});
+  }
+
+ private:
+  const ActivityBus* m_bus = nullptr;
+  const char* m_source = "";
+};
+
+}  // namespace scoville::tlm
