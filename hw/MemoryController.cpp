@@ -145,12 +145,12 @@ void MemoryController::dispatch(int channel) {
   const DramCommandCounts before = m_commands;
   const DramService service = m_channels[c].serve(part.segment, part.arrival, m_commands);
   m_busBusyTime.add(service.busTime);
-  emitCommands(before, tlm::opOf(*m_requests[part.request].payload), atSeconds(service.end));
+  Request& request = m_requests.at(part.request);
+  emitCommands(before, tlm::opOf(*request.payload), atSeconds(service.end));
   // The next part may be picked once this one's data has started (its commands can overlap).
   m_channelReadyAt[c] = service.firstData;
   if (!queue.empty()) m_readyOrder.emplace(m_channelReadyAt[c], channel);
 
-  Request& request = m_requests[part.request];
   request.done = std::max(request.done, service.end);
   if (--request.partsLeft == 0) {
     m_at.respond(*request.payload, atSeconds(request.done));

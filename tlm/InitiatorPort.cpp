@@ -1,7 +1,5 @@
 #include "tlm/InitiatorPort.h"
 
-#include <memory>
-
 namespace scoville::tlm {
 
 InitiatorPort::InitiatorPort(const sc_core::sc_module_name& name, TimingMode mode, sc_core::sc_time quantum)
