@@ -161,7 +161,7 @@ void elaborate() {
   World& w = world();
   const platform::PlatformConfig platform = platform::PlatformConfig::schema().parse(
       config::loadConfigFile("platform", config::resolveConfigFile("platform", "platforms", "jalapeno")));
-  const hw::ChipConfig& chip = platform.chip;
+  const hw::ChipConfig& chip = platform.chipConfig(0);
 
   auto* nullTarget = w.make<NullTarget>("null_wait");
   w.rawWait = w.make<RawInitiator>("raw_wait", false);

@@ -17,9 +17,10 @@ void addInputOptions(po::options_description& description, InputOptions& options
         "scenario,s", po::value(&options.scenario)->default_value(options.scenario),
         "scenario NAME (from workloads/scenarios/) or FILE.yaml");
   }
-  description.add_options()("set", po::value(&options.sets)->composing(),
-                            "override one key: ROOT.dotted.key=VALUE with ROOT platform, model or scenario "
-                            "(repeatable), e.g. --set platform.chip.hbm.bandwidth=\"8 TB/s\"");
+  description.add_options()(
+      "set", po::value(&options.sets)->composing(),
+      "override one key: ROOT.dotted.key=VALUE with ROOT platform, model or scenario "
+      "(repeatable; index lists with [i]), e.g. --set platform.chip_types[0].hbm.bandwidth=\"8 TB/s\"");
 }
 
 Inputs loadInputs(const InputOptions& options, bool withWorkload) {

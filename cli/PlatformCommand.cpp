@@ -12,7 +12,8 @@ namespace scoville::cli {
 int platformShowCommand(const Args& args, std::ostream& out) {
   InputOptions options;
   po::options_description description("scoville platform show: print a platform's units and totals");
-  description.add_options()("help,h", "show this help")("json", "print the totals as JSON");
+  description.add_options()("help,h", "show this help")("json", "print the platform and its totals as JSON")(
+      "dot", "print the topology as Graphviz DOT (render with: dot -Tsvg)");
   addInputOptions(description, options, false);
   po::positional_options_description positional;
   positional.add("platform", 1);
@@ -23,8 +24,11 @@ int platformShowCommand(const Args& args, std::ostream& out) {
     return kExitOk;
   }
   po::notify(vm);
+  if (vm.count("json") && vm.count("dot")) throw po::error("--json and --dot exclude each other");
   const Inputs inputs = loadInputs(options, false);
-  if (vm.count("json")) {
+  if (vm.count("dot")) {
+    platform::printDot(out, inputs.platform);
+  } else if (vm.count("json")) {
     out << platform::summarize(inputs.platform).dump(2) << "\n";
   } else {
     platform::printTree(out, inputs.platform);

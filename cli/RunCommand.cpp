@@ -13,8 +13,7 @@
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
 #include "tlm/config/Units.h"
-#include "workloads/DecodeDriver.h"
-#include "workloads/DecodePlan.h"
+#include "workloads/PlatformDecode.h"
 
 namespace po = boost::program_options;
 
@@ -23,7 +22,7 @@ namespace scoville::cli {
 namespace {
 
 /// Version of report.json's layout (docs/report.md). Bump on any incompatible change.
-constexpr int kReportSchemaVersion = 1;
+constexpr int kReportSchemaVersion = 2;
 
 struct RunOptions {
   InputOptions inputs;
@@ -34,15 +33,68 @@ struct RunOptions {
   bool verbose = false;
 };
 
-nlohmann::ordered_json decodeResults(const workload::DecodeDriver& driver, const hw::ChipConfig& chip,
-                                     const workload::ScenarioConfig& scenario) {
-  const workload::DecodePlan& plan = driver.plan();
-  const double step = driver.stepTime().to_seconds();
-  const double memoryBound = plan.memoryBoundS(chip);
-  const double computeBound = plan.computeBoundS(chip);
-  const double bound = std::max(memoryBound, computeBound);
+/// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
+/// peak, and its collective bytes at the chip's fabric injection rate.
+struct ChipBounds {
+  double memory = 0.0;
+  double compute = 0.0;
+  double communication = 0.0;
+  double bound() const { return std::max({memory, compute, communication}); }
+};
 
-  // Where the compute stream's time went, per op class, in plan order of first appearance.
+ChipBounds boundsOf(const workload::DecodePlan& plan, const hw::ChipConfig& chip, double bytesSent) {
+  ChipBounds b;
+  b.memory = plan.memoryBoundS(chip);
+  b.compute = plan.computeBoundS(chip);
+  const double injection = chip.fabricPorts.bandwidthBytesPerS();
+  b.communication = bytesSent > 0 && injection > 0 ? bytesSent / injection : 0.0;
+  return b;
+}
+
+nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runner,
+                                     const platform::PlatformConfig& platform,
+                                     const workload::ScenarioConfig& scenario) {
+  const double step = runner.stepTime().to_seconds();
+  const std::size_t slowest = runner.slowest();
+  const workload::DecodeDriver& driver = runner.driver(slowest);
+  const workload::DecodePlan& plan = driver.plan();
+  const int tp = runner.plan().tp;
+
+  // Bytes each member of a group sent: every algorithm used here is symmetric across members.
+  std::vector<double> sentPerMember(runner.groups().size(), 0.0);
+  for (std::size_t g = 0; g < runner.groups().size(); ++g) {
+    sentPerMember[g] = runner.groups()[g]->stats().value("bytes") / tp;
+  }
+
+  ChipBounds worst;
+  double bytesMoved = 0, flops = 0, vectorOps = 0, weights = 0, kv = 0, collectiveBytes = 0;
+  nlohmann::ordered_json chips = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < runner.drivers(); ++i) {
+    const workload::ChipAssignment& member = runner.plan().members[i];
+    const workload::DecodePlan& p = runner.driver(i).plan();
+    const double sent = tp > 1 ? sentPerMember[static_cast<std::size_t>(member.replica)] : 0.0;
+    const ChipBounds b = boundsOf(p, platform.chipConfig(member.chip), sent);
+    if (b.bound() > worst.bound()) worst = b;
+    bytesMoved += p.bytesMoved;
+    flops += p.flops;
+    vectorOps += p.vectorOps;
+    weights += p.weightBytes;
+    kv += p.kvBytes;
+    collectiveBytes += sent;
+    chips.push_back({{"chip", platform::PlatformConfig::chipName(member.chip)},
+                     {"replica", member.replica},
+                     {"tp_rank", member.rank},
+                     {"batch", member.batch},
+                     {"step_time_s", runner.driver(i).stepTime().to_seconds()},
+                     {"bytes_moved", p.bytesMoved},
+                     {"flops", p.flops},
+                     {"weight_bytes", p.weightBytes},
+                     {"kv_cache_bytes", p.kvBytes},
+                     {"collective_bytes_sent", sent},
+                     {"bound_s", b.bound()}});
+  }
+
+  // Where the slowest chip's compute stream spent its time, per op class, in plan order.
   nlohmann::ordered_json perOp = nlohmann::ordered_json::object();
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < plan.ops.size(); ++i) {
@@ -50,40 +102,66 @@ nlohmann::ordered_json decodeResults(const workload::DecodeDriver& driver, const
     const auto& t = driver.timings()[i];
     auto& entry = perOp[op.name];
     if (seen[op.name]++ == 0)
-      entry = {{"tiles", 0},        {"bytes", 0.0},          {"flops", 0.0},
-               {"vector_ops", 0.0}, {"compute_time_s", 0.0}, {"stall_time_s", 0.0}};
+      entry = {{"tiles", 0},
+               {"bytes", 0.0},
+               {"flops", 0.0},
+               {"vector_ops", 0.0},
+               {"compute_time_s", 0.0},
+               {"stall_time_s", 0.0},
+               {"collectives", 0},
+               {"collective_time_s", 0.0}};
     entry["tiles"] = entry["tiles"].get<int>() + 1;
     entry["bytes"] = entry["bytes"].get<double>() + static_cast<double>(op.bytes());
     entry["flops"] = entry["flops"].get<double>() + op.flops();
     entry["vector_ops"] = entry["vector_ops"].get<double>() + op.vectorOps;
     entry["compute_time_s"] = entry["compute_time_s"].get<double>() + (t.computeEnd - t.computeStart).to_seconds();
     // Time the compute stream sat waiting for this op's operands.
-    const sc_core::sc_time previousEnd = i > 0 ? driver.timings()[i - 1].computeEnd : sc_core::SC_ZERO_TIME;
+    const sc_core::sc_time previousEnd = i > 0 ? driver.timings()[i - 1].collectiveEnd : sc_core::SC_ZERO_TIME;
     entry["stall_time_s"] = entry["stall_time_s"].get<double>() + (t.computeStart - previousEnd).to_seconds();
+    if (op.after.kind != workload::PlannedCollective::Kind::kNone) {
+      entry["collectives"] = entry["collectives"].get<int>() + 1;
+      entry["collective_time_s"] =
+          entry["collective_time_s"].get<double>() + (t.collectiveEnd - t.computeEnd).to_seconds();
+    }
   }
 
+  const double bound = worst.bound();
+  const char* boundBy = bound == worst.memory ? "memory" : bound == worst.compute ? "compute" : "communication";
+  double hbmPeak = 0.0, flopsPeak = 0.0;
+  for (const workload::ChipAssignment& member : runner.plan().members) {
+    hbmPeak += platform.chipConfig(member.chip).hbm.bandwidthBytesPerS;
+    flopsPeak += platform.chipConfig(member.chip).tensorCore.peakFlops(plan.computePrecision);
+  }
   return {{"kind", "decode_step"},
           {"batch", scenario.batch},
           {"context_length", scenario.contextLength},
+          {"placement", {{"tp", tp}, {"dp", runner.plan().dp}, {"chips", runner.drivers()}}},
           {"step_time_s", step},
           {"inter_token_latency_s", step},
           {"tokens_per_s_per_user", 1.0 / step},
           {"output_tokens_per_s", scenario.batch / step},
-          {"bytes_moved", plan.bytesMoved},
-          {"flops", plan.flops},
-          {"vector_ops", plan.vectorOps},
-          {"weight_bytes", plan.weightBytes},
-          {"kv_cache_bytes", plan.kvBytes},
-          {"achieved_hbm_bandwidth_bytes_per_s", plan.bytesMoved / step},
-          {"achieved_flops_per_s", plan.flops / step},
+          {"output_tokens_per_s_per_chip", scenario.batch / step / static_cast<double>(runner.drivers())},
+          {"bytes_moved", bytesMoved},
+          {"flops", flops},
+          {"vector_ops", vectorOps},
+          {"weight_bytes", weights},
+          {"kv_cache_bytes", kv},
+          {"collective_bytes_sent", collectiveBytes},
+          {"achieved_hbm_bandwidth_bytes_per_s", bytesMoved / step},
+          {"peak_hbm_bandwidth_bytes_per_s", hbmPeak},
+          {"achieved_flops_per_s", flops / step},
+          {"peak_flops_per_s", flopsPeak},
           {"roofline",
-           {{"memory_bound_s", memoryBound},
-            {"compute_bound_s", computeBound},
+           {{"memory_bound_s", worst.memory},
+            {"compute_bound_s", worst.compute},
+            {"communication_bound_s", worst.communication},
             {"bound_s", bound},
-            {"bound_by", memoryBound >= computeBound ? "memory" : "compute"},
+            {"bound_by", boundBy},
             {"fraction_of_bound", bound / step}}},
           {"tiles", plan.ops.size()},
-          {"per_op", perOp}};
+          {"slowest_chip", platform::PlatformConfig::chipName(runner.plan().members[slowest].chip)},
+          {"per_op", perOp},
+          {"chips", chips}};
 }
 
 void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::ordered_json& results,
@@ -91,8 +169,10 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
   using config::formatQuantity;
   namespace dim = config::dim;
   const auto& roofline = results["roofline"];
-  out << fmt::format("scoville run: {} on {} — {} (batch {}, context {})\n", inputs.model.name, inputs.platform.name,
-                     inputs.scenario.name, inputs.scenario.batch, inputs.scenario.contextLength);
+  const auto& placement = results["placement"];
+  out << fmt::format("scoville run: {} on {} — {} (batch {}, context {}; {} chips, tp {} x dp {})\n", inputs.model.name,
+                     inputs.platform.name, inputs.scenario.name, inputs.scenario.batch, inputs.scenario.contextLength,
+                     placement["chips"].get<int>(), placement["tp"].get<int>(), placement["dp"].get<int>());
   out << fmt::format("  decode step time     {}  (roofline bound {}, {}-bound; {:.1f}% of bound)\n",
                      formatQuantity(results["step_time_s"].get<double>(), dim::kTime),
                      formatQuantity(roofline["bound_s"].get<double>(), dim::kTime),
@@ -100,11 +180,10 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
   out << fmt::format("  tokens/s per user    {:.1f}\n", results["tokens_per_s_per_user"].get<double>());
   out << fmt::format("  HBM bandwidth        {} achieved of {}\n",
                      formatQuantity(results["achieved_hbm_bandwidth_bytes_per_s"].get<double>(), dim::kBandwidth),
-                     formatQuantity(inputs.platform.chip.hbm.bandwidthBytesPerS, dim::kBandwidth));
-  out << fmt::format(
-      "  compute              {} achieved of {} peak\n",
-      formatQuantity(results["achieved_flops_per_s"].get<double>(), dim::kFlopRate),
-      formatQuantity(inputs.platform.chip.tensorCore.peakFlops(inputs.model.computePrecision), dim::kFlopRate));
+                     formatQuantity(results["peak_hbm_bandwidth_bytes_per_s"].get<double>(), dim::kBandwidth));
+  out << fmt::format("  compute              {} achieved of {} peak\n",
+                     formatQuantity(results["achieved_flops_per_s"].get<double>(), dim::kFlopRate),
+                     formatQuantity(results["peak_flops_per_s"].get<double>(), dim::kFlopRate));
   out << "report: " << reportPath << "\n";
 }
 
@@ -141,23 +220,23 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
-  workload::DecodePlan plan = workload::planDecodeStep(inputs.model, inputs.scenario, inputs.platform.chip);
+  workload::PlatformDecodePlan plan = workload::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);
   prepareOutputDirectory(options.out);
   if (options.verbose) {
-    out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} ops, seed {}\n", inputs.platform.name,
-                       options.inputs.platform, inputs.model.name, options.inputs.model, inputs.scenario.name,
-                       options.inputs.scenario, plan.ops.size(), options.seed);
+    std::size_t ops = 0;
+    for (const workload::DecodePlan& p : plan.plans) ops += p.ops.size();
+    out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} chips, {} ops, seed {}\n",
+                       inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
+                       inputs.scenario.name, options.inputs.scenario, plan.members.size(), ops, options.seed);
   }
 
-  // One elaboration per process: the platform and the driver live for the rest of sc_main.
+  // One elaboration per process: the platform and the drivers live for the rest of sc_main.
   platform::Platform platform("platform", inputs.platform);
-  workload::DecodeDriver driver("driver", std::move(plan), inputs.platform.chip.sram.stagingBuffers, mode);
-  driver.loadPort.socket.bind(platform.chip().socket());
-  driver.computePort.socket.bind(platform.chip().socket());
+  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode);
   sc_core::sc_start();
 
-  if (!driver.error().empty()) throw SimulationError(driver.error());
-  if (!driver.finished()) throw SimulationError("the decode step did not finish (simulation starved)");
+  if (const std::string error = runner.error(); !error.empty()) throw SimulationError(error);
+  if (!runner.finished()) throw SimulationError("the decode step did not finish (simulation starved)");
 
   nlohmann::ordered_json report;
   report["schema_version"] = kReportSchemaVersion;
@@ -169,9 +248,11 @@ int runCommand(const Args& args, std::ostream& out) {
                       {"timing", options.timing},
                       {"seed", options.seed}};
   report["platform"] = platform::summarize(inputs.platform);
-  report["results"] = decodeResults(driver, inputs.platform.chip, inputs.scenario);
+  report["results"] = decodeResults(runner, inputs.platform, inputs.scenario);
   report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
-  report["stats"] = {{platform.chip().stats().name(), platform.chip().stats().toJson()}};
+  nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
+  for (const auto& group : runner.groups()) stats[group->stats().name()] = group->stats().toJson();
+  report["stats"] = stats;
   report["protocol"] = {{"checked_transactions", tlm::ProtocolChecker::checkedTransactions()},
                         {"violations", tlm::ProtocolChecker::violations()}};
   if (tlm::ProtocolChecker::violations() > 0) throw SimulationError("TLM base-protocol violations (see warnings)");

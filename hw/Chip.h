@@ -21,7 +21,7 @@ class Chip : public sc_core::sc_module {
   Chip& operator=(const Chip&) = delete;
 
   /// The chip's entry point for transactions; any number of initiators may bind to it.
-  tlm_utils::multi_passthrough_target_socket<ChipInterconnect>& socket() { return m_interconnect.socket; }
+  auto& socket() { return m_interconnect.socket; }
   const ChipConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
   /// Every unit of this chip emits its activity here; power and statistics listeners subscribe.

@@ -30,6 +30,18 @@ const Schema<SramConfig>& SramConfig::schema() {
   return s;
 }
 
+const Schema<FabricPortsConfig>& FabricPortsConfig::schema() {
+  static const Schema<FabricPortsConfig> s =
+      Schema<FabricPortsConfig>("fabric_ports",
+                                "The chip's ports on the inter-chip fabric; the platform's network.topology decides "
+                                "which switch or chip each port connects to.")
+          .integer("count", &FabricPortsConfig::count, required(), between(0, 4096),
+                   "ports (links) per chip; 0 for a chip that attaches to no fabric")
+          .child("link", &FabricPortsConfig::link, LinkConfig::schema(), required(),
+                 "one port's full-duplex link (rate per direction, latency, packet format)");
+  return s;
+}
+
 const Schema<ChipConfig>& ChipConfig::schema() {
   static const Schema<ChipConfig> s =
       Schema<ChipConfig>("chip",
@@ -42,8 +54,9 @@ const Schema<ChipConfig>& ChipConfig::schema() {
                  "element-wise SIMD unit")
           .child("hbm", &ChipConfig::hbm, MemoryControllerConfig::schema(), required(), "HBM memory")
           .child("sram", &ChipConfig::sram, SramConfig::schema(), required(), "on-chip SRAM")
-          .child("interconnect", &ChipConfig::interconnect, InterconnectConfig::schema(), required(),
-                 "on-chip network");
+          .child("interconnect", &ChipConfig::interconnect, InterconnectConfig::schema(), required(), "on-chip network")
+          .child("fabric_ports", &ChipConfig::fabricPorts, FabricPortsConfig::schema(), required(),
+                 "ports on the inter-chip fabric");
   return s;
 }
 

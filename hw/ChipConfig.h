@@ -6,6 +6,7 @@
 #include "hw/MemoryControllerConfig.h"
 #include "hw/TensorCoreConfig.h"
 #include "hw/VectorUnitConfig.h"
+#include "hw/network/NetworkConfig.h"
 #include "tlm/config/Schema.h"
 
 namespace scoville::hw {
@@ -35,6 +36,16 @@ struct SramConfig {
   static const config::Schema<SramConfig>& schema();
 };
 
+/// The chip's ports on the inter-chip fabric (SerDes links to switches or to other chips).
+struct FabricPortsConfig {
+  int count = 0;    ///< ports; the topology decides where each one goes
+  LinkConfig link;  ///< one port's link
+
+  /// Injection bandwidth of the chip into the fabric, per direction.
+  double bandwidthBytesPerS() const { return count * link.bandwidthBytesPerS; }
+  static const config::Schema<FabricPortsConfig>& schema();
+};
+
 /// One chip type: its units and its power rating.
 struct ChipConfig {
   std::string name;
@@ -44,6 +55,7 @@ struct ChipConfig {
   MemoryControllerConfig hbm;
   SramConfig sram;
   InterconnectConfig interconnect;
+  FabricPortsConfig fabricPorts;
 
   static const config::Schema<ChipConfig>& schema();
 };

@@ -25,7 +25,10 @@ namespace scoville::hw {
 
 class ChipInterconnect : public sc_core::sc_module {
  public:
-  tlm_utils::multi_passthrough_target_socket<ChipInterconnect> socket;
+  /// Zero bindings are allowed: a chip nothing runs on (an idle replica) stays unbound.
+  tlm_utils::multi_passthrough_target_socket<ChipInterconnect, 32, ::tlm::tlm_base_protocol_types, 0,
+                                             sc_core::SC_ZERO_OR_MORE_BOUND>
+      socket;
   tlm_utils::simple_initiator_socket<ChipInterconnect> toMemory;
   tlm_utils::simple_initiator_socket<ChipInterconnect> toSram;
   tlm_utils::simple_initiator_socket<ChipInterconnect> toTensorCore;

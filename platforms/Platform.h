@@ -1,13 +1,32 @@
 #pragma once
 // The elaborated platform: the SystemC netlist built from a PlatformConfig.
+//
+// Netlist: chip0..chipN-1 (hw::Chip), one FabricInterface per chip (its kSend entry point), and
+// the network of the configured topology:
+//  - switched: one hw::Switch per plane; every chip has one SwitchPort per plane whose link
+//    aggregates the chip's ports in that plane; the FabricInterface stripes messages over planes
+//    in proportion to those ports.
+//  - all_to_all, ring, torus, leaf_spine, custom: one hw::GraphFabric holding every link and
+//    switch (output-queued, cut-through, shortest-path routing).
+//  - none: no fabric; fabric(i) does not exist.
 
 #include <memory>
 #include <systemc>
+#include <vector>
 
 #include "hw/Chip.h"
+#include "hw/network/FabricInterface.h"
+#include "hw/network/GraphFabric.h"
+#include "hw/network/Switch.h"
+#include "hw/network/SwitchPort.h"
 #include "platforms/PlatformConfig.h"
+#include "tlm/stats/StatsGroup.h"
 
 namespace scoville::platform {
+
+/// The fabric graph of a non-switched, non-empty topology (all_to_all, ring, torus, leaf_spine,
+/// custom). Links between two chips run at the slower end's rate and the longer latency.
+hw::FabricGraph buildFabricGraph(const PlatformConfig& config);
 
 class Platform : public sc_core::sc_module {
  public:
@@ -17,12 +36,30 @@ class Platform : public sc_core::sc_module {
   Platform& operator=(const Platform&) = delete;
 
   const PlatformConfig& config() const { return m_config; }
-  hw::Chip& chip() { return m_chip; }
-  const hw::Chip& chip() const { return m_chip; }
+  int chipCount() const { return static_cast<int>(m_chips.size()); }
+  hw::Chip& chip(int index) { return *m_chips.at(static_cast<std::size_t>(index)); }
+  const hw::Chip& chip(int index) const { return *m_chips.at(static_cast<std::size_t>(index)); }
+  bool hasFabric() const { return !m_fabricInterfaces.empty(); }
+  /// Chip `index`'s fabric interface: bind initiators of its kSend messages to fabric(i).fromChip.
+  hw::FabricInterface& fabric(int index) { return *m_fabricInterfaces.at(static_cast<std::size_t>(index)); }
+  /// Activity (link and switch bytes, packets) of the whole network; power listeners subscribe.
+  tlm::ActivityBus& networkActivity() { return m_networkActivity; }
+  /// Statistics of every chip and of the network, one group per component.
+  const stats::Group& stats() const { return m_stats; }
 
  private:
+  void buildSwitched();
+  void buildGraph();
+
   PlatformConfig m_config;
-  hw::Chip m_chip;
+  std::vector<std::unique_ptr<hw::Chip>> m_chips;
+  std::vector<std::unique_ptr<hw::FabricInterface>> m_fabricInterfaces;
+  std::vector<std::unique_ptr<hw::Switch>> m_switches;         // switched: one per plane
+  std::vector<std::unique_ptr<hw::SwitchPort>> m_switchPorts;  // switched: [plane * chips + chip]
+  std::unique_ptr<hw::GraphFabric> m_graph;
+  tlm::ActivityBus m_networkActivity;
+  stats::Group m_stats;
+  stats::Group m_networkStats;
 };
 
 }  // namespace scoville::platform

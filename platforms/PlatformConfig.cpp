@@ -1,15 +1,562 @@
 #include "platforms/PlatformConfig.h"
 
+#include <fmt/format.h>
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
 namespace scoville::platform {
 
 using namespace scoville::config;
+
+namespace {
+
+const std::vector<std::pair<std::string, Topology>>& topologyNames() {
+  static const std::vector<std::pair<std::string, Topology>> names = {
+      {"none", Topology::kNone},    {"switched", Topology::kSwitched}, {"all_to_all", Topology::kAllToAll},
+      {"ring", Topology::kRing},    {"torus", Topology::kTorus},       {"leaf_spine", Topology::kLeafSpine},
+      {"custom", Topology::kCustom}};
+  return names;
+}
+
+/// Fails at `at` with a message that starts with the key it is about.
+[[noreturn]] void reject(const Node& at, ErrorKind kind, const std::string& message) {
+  at.fail(kind, fmt::format("'{}': {}", at.path(), message));
+}
+
+std::string bytesText(double bytes) {
+  return formatQuantity(bytes, dim::kBytes);
+}
+
+/// Index of the chip type named `name`, or -1.
+int typeIndex(const PlatformConfig& c, const std::string& name) {
+  for (std::size_t i = 0; i < c.chipTypes.size(); ++i) {
+    if (c.chipTypes[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void checkChipTypes(const PlatformConfig& c, const Node& node) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < c.chipTypes.size(); ++i) {
+    if (!seen.insert(c.chipTypes[i].name).second) {
+      reject(node.at("chip_types").at(i).at("name"), ErrorKind::kInvalidConfig,
+             fmt::format("chip type '{}' is defined twice in chip_types", c.chipTypes[i].name));
+    }
+  }
+  std::vector<std::string> names(seen.begin(), seen.end());
+  for (std::size_t i = 0; i < c.chips.size(); ++i) {
+    if (typeIndex(c, c.chips[i].type) < 0) {
+      const std::string near = nearestMatch(c.chips[i].type, names);
+      reject(node.at("chips").at(i).at("type"), ErrorKind::kInvalidConfig,
+             fmt::format("'{}' names no chip type in chip_types (defined: {}){}", c.chips[i].type,
+                         fmt::join(names, ", "), near.empty() ? "" : "; did you mean '" + near + "'?"));
+    }
+  }
+}
+
+/// Ports of one chip that go to plane `plane` when `ports` are spread over `planes` planes.
+int portsInPlane(int ports, int planes, int plane) {
+  return ports / planes + (plane < ports % planes ? 1 : 0);
+}
+
+void checkSwitched(const PlatformConfig& c, const Node& node) {
+  const Node net = node.at("network");
+  if (!c.network.fabricSwitch) {
+    reject(net, ErrorKind::kMissingKey, "topology switched needs 'platform.network.switch' (the switch type)");
+  }
+  const hw::SwitchConfig& sw = *c.network.fabricSwitch;
+  const int planes = c.network.planes;
+  for (const ChipGroup& group : c.chips) {
+    const hw::ChipConfig& type = c.chipTypes[static_cast<std::size_t>(typeIndex(c, group.type))];
+    if (type.fabricPorts.count < planes) {
+      reject(net.at("planes"), ErrorKind::kInvalidConfig,
+             fmt::format("chip type '{}' has {} fabric ports, fewer than the {} switch planes it must "
+                         "reach (platform.network.planes)",
+                         type.name, type.fabricPorts.count, planes));
+    }
+    if (sw.inputBufferBytes < type.fabricPorts.link.mtuBytes + type.fabricPorts.link.headerBytes) {
+      reject(net.at("switch"), ErrorKind::kInvalidConfig,
+             fmt::format("switch input_buffer {} cannot hold one packet of chip type '{}' (mtu {} + "
+                         "header {})",
+                         bytesText(sw.inputBufferBytes), type.name, bytesText(type.fabricPorts.link.mtuBytes),
+                         bytesText(type.fabricPorts.link.headerBytes)));
+    }
+  }
+  for (int plane = 0; plane < planes; ++plane) {
+    int used = 0;
+    std::vector<std::string> parts;
+    for (const ChipGroup& group : c.chips) {
+      const hw::ChipConfig& type = c.chipTypes[static_cast<std::size_t>(typeIndex(c, group.type))];
+      const int perChip = portsInPlane(type.fabricPorts.count, planes, plane);
+      used += perChip * group.count;
+      parts.push_back(fmt::format("{} x {} ({} ports each)", group.count, type.name, perChip));
+    }
+    if (used > sw.ports) {
+      reject(
+          net.at("switch").at("ports"), ErrorKind::kInvalidConfig,
+          fmt::format("switch ports over-subscribed: plane {} switch has {} ports but the chips attach {} links ({})",
+                      plane, sw.ports, used, fmt::join(parts, " + ")));
+    }
+  }
+}
+
+void checkDirect(const PlatformConfig& c, const Node& node) {
+  const Node net = node.at("network");
+  const int chips = c.chipCount();
+  int needed = 0;
+  std::string why;
+  switch (c.network.topology) {
+    case Topology::kAllToAll:
+      needed = chips - 1;
+      why = fmt::format("all_to_all among {} chips needs a port to each of the other {} chips", chips, chips - 1);
+      break;
+    case Topology::kRing:
+      needed = chips > 2 ? 2 : 1;
+      why = fmt::format("a ring of {} chips needs {} neighbour port{}", chips, needed, needed > 1 ? "s" : "");
+      break;
+    case Topology::kTorus: {
+      const int product = std::accumulate(c.network.torus.begin(), c.network.torus.end(), 1, std::multiplies<>());
+      if (c.network.torus.empty() || product != chips) {
+        reject(net.at("torus"), ErrorKind::kInvalidConfig,
+               fmt::format("torus dimensions [{}] hold {} chips but the platform has {}",
+                           fmt::join(c.network.torus, ", "), product, chips));
+      }
+      for (const int d : c.network.torus) needed += d > 2 ? 2 : d == 2 ? 1 : 0;
+      why = fmt::format("a [{}] torus needs {} neighbour ports", fmt::join(c.network.torus, ", "), needed);
+      break;
+    }
+    default: return;
+  }
+  if (chips < 2) {
+    reject(net.at("topology"), ErrorKind::kInvalidConfig,
+           fmt::format("topology {} needs at least 2 chips, the platform has {}", topologyName(c.network.topology),
+                       chips));
+  }
+  for (const ChipGroup& group : c.chips) {
+    const hw::ChipConfig& type = c.chipTypes[static_cast<std::size_t>(typeIndex(c, group.type))];
+    if (type.fabricPorts.count < needed) {
+      reject(net.at("topology"), ErrorKind::kInvalidConfig,
+             fmt::format("fabric ports over-subscribed: {}, but chip type '{}' has {} "
+                         "(fabric_ports.count)",
+                         why, type.name, type.fabricPorts.count));
+    }
+  }
+}
+
+void checkLeafSpine(const PlatformConfig& c, const Node& node) {
+  const Node net = node.at("network");
+  if (!c.network.fabricSwitch || !c.network.leafSpine) {
+    reject(net, ErrorKind::kMissingKey,
+           "topology leaf_spine needs 'platform.network.switch' (leaf and spine type) and "
+           "'platform.network.leaf_spine'");
+  }
+  const LeafSpineConfig& ls = *c.network.leafSpine;
+  const int chips = c.chipCount();
+  const int leaves = (chips + ls.chipsPerLeaf - 1) / ls.chipsPerLeaf;
+  int maxPorts = 0;
+  for (const hw::ChipConfig& type : c.chipTypes) maxPorts = std::max(maxPorts, type.fabricPorts.count);
+  const int leafPorts = std::min(chips, ls.chipsPerLeaf) * maxPorts + ls.spines * ls.uplinksPerSpine;
+  if (leafPorts > c.network.fabricSwitch->ports) {
+    reject(
+        net.at("leaf_spine"), ErrorKind::kInvalidConfig,
+        fmt::format("leaf switch ports over-subscribed: {} chips x {} ports + {} spines x {} uplinks = {} > {} ports",
+                    std::min(chips, ls.chipsPerLeaf), maxPorts, ls.spines, ls.uplinksPerSpine, leafPorts,
+                    c.network.fabricSwitch->ports));
+  }
+  if (leaves * ls.uplinksPerSpine > c.network.fabricSwitch->ports) {
+    reject(net.at("leaf_spine"), ErrorKind::kInvalidConfig,
+           fmt::format("spine switch ports over-subscribed: {} leaves x {} uplinks = {} > {} ports", leaves,
+                       ls.uplinksPerSpine, leaves * ls.uplinksPerSpine, c.network.fabricSwitch->ports));
+  }
+  if (leaves > 1 && (ls.spines == 0 || ls.uplinksPerSpine == 0)) {
+    reject(net.at("leaf_spine"), ErrorKind::kInvalidConfig,
+           fmt::format("{} chips need {} leaves, and leaves reach each other only through spines: "
+                       "spines and uplinks_per_spine must be > 0",
+                       chips, leaves));
+  }
+}
+
+void checkCustom(const PlatformConfig& c, const Node& node) {
+  const Node net = node.at("network");
+  if (c.network.links.empty()) {
+    reject(net, ErrorKind::kMissingKey, "topology custom needs 'platform.network.links'");
+  }
+  const int chips = c.chipCount();
+  // Endpoints: chips 0..n-1, then switches.
+  std::map<std::string, int> ids;
+  for (int i = 0; i < chips; ++i) ids[PlatformConfig::chipName(i)] = i;
+  for (std::size_t s = 0; s < c.network.switches.size(); ++s) {
+    const std::string& name = c.network.switches[s].name;
+    if (!ids.emplace(name, chips + static_cast<int>(s)).second) {
+      reject(net.at("switches").at(s).at("name"), ErrorKind::kInvalidConfig,
+             fmt::format("switch name '{}' is already used by a chip or another switch", name));
+    }
+  }
+  std::vector<std::string> known;
+  for (const auto& [name, id] : ids) known.push_back(name);
+  const int nodes = chips + static_cast<int>(c.network.switches.size());
+  std::vector<int> portsUsed(static_cast<std::size_t>(nodes), 0);
+  std::vector<std::vector<int>> adjacent(static_cast<std::size_t>(nodes));
+  bool switchLinks = false;
+  for (std::size_t l = 0; l < c.network.links.size(); ++l) {
+    const CustomLink& link = c.network.links[l];
+    int end[2] = {0, 0};
+    const std::string* names[2] = {&link.a, &link.b};
+    for (int e = 0; e < 2; ++e) {
+      const auto it = ids.find(*names[e]);
+      if (it == ids.end()) {
+        const std::string near = nearestMatch(*names[e], known);
+        reject(net.at("links").at(l).at(e == 0 ? "a" : "b"), ErrorKind::kInvalidConfig,
+               fmt::format("dangling link: '{}' is neither a chip (chip0..chip{}) nor a switch of network.switches{}",
+                           *names[e], chips - 1, near.empty() ? "" : "; did you mean '" + near + "'?"));
+      }
+      end[e] = it->second;
+    }
+    if (end[0] == end[1]) {
+      reject(net.at("links").at(l), ErrorKind::kInvalidConfig,
+             fmt::format("link {} connects '{}' to itself", l, link.a));
+    }
+    if (end[0] >= chips && end[1] >= chips) switchLinks = true;
+    for (const int e : end) portsUsed[static_cast<std::size_t>(e)] += link.ports;
+    adjacent[static_cast<std::size_t>(end[0])].push_back(end[1]);
+    adjacent[static_cast<std::size_t>(end[1])].push_back(end[0]);
+  }
+  if (switchLinks && !c.network.switchLink) {
+    reject(net, ErrorKind::kMissingKey,
+           "links between two switches need 'platform.network.switch_link' (their link parameters)");
+  }
+  for (int n = 0; n < nodes; ++n) {
+    const bool isChip = n < chips;
+    const int budget =
+        isChip ? c.chipConfig(n).fabricPorts.count : c.network.switches[static_cast<std::size_t>(n - chips)].ports;
+    const std::string name =
+        isChip ? PlatformConfig::chipName(n) : c.network.switches[static_cast<std::size_t>(n - chips)].name;
+    if (portsUsed[static_cast<std::size_t>(n)] > budget) {
+      reject(net.at("links"), ErrorKind::kInvalidConfig,
+             fmt::format("ports over-subscribed: links use {} ports of {} '{}', which has {}",
+                         portsUsed[static_cast<std::size_t>(n)], isChip ? "chip" : "switch", name, budget));
+    }
+    if (!isChip && portsUsed[static_cast<std::size_t>(n)] == 0) {
+      reject(net.at("switches").at(static_cast<std::size_t>(n - chips)), ErrorKind::kInvalidConfig,
+             fmt::format("dangling switch: no link attaches to switch '{}'", name));
+    }
+  }
+  // Every chip must reach every other chip.
+  std::vector<bool> reached(static_cast<std::size_t>(nodes), false);
+  std::vector<int> frontier = {0};
+  reached[0] = true;
+  while (!frontier.empty()) {
+    const int n = frontier.back();
+    frontier.pop_back();
+    for (const int m : adjacent[static_cast<std::size_t>(n)]) {
+      if (!reached[static_cast<std::size_t>(m)]) {
+        reached[static_cast<std::size_t>(m)] = true;
+        frontier.push_back(m);
+      }
+    }
+  }
+  for (int n = 1; n < chips; ++n) {
+    if (!reached[static_cast<std::size_t>(n)]) {
+      reject(net.at("links"), ErrorKind::kInvalidConfig,
+             fmt::format("the links leave {} unreachable from chip0", PlatformConfig::chipName(n)));
+    }
+  }
+}
+
+/// Keys of one topology given with another are mistakes: reject them rather than ignore them.
+void checkUnusedKeys(const PlatformConfig& c, const Node& net) {
+  const Topology t = c.network.topology;
+  const auto unused = [&](const char* key, const char* readBy) {
+    reject(net.at(key), ErrorKind::kInvalidConfig,
+           fmt::format("only read with topology {}, not {}", readBy, topologyName(t)));
+  };
+  if (t != Topology::kSwitched && c.network.planes != 1) unused("planes", "switched");
+  if (t != Topology::kSwitched && t != Topology::kLeafSpine && c.network.fabricSwitch) {
+    unused("switch", "switched or leaf_spine");
+  }
+  if (t != Topology::kTorus && !c.network.torus.empty()) unused("torus", "torus");
+  if (t != Topology::kLeafSpine && c.network.leafSpine) unused("leaf_spine", "leaf_spine");
+  if (t != Topology::kCustom && !c.network.switches.empty()) unused("switches", "custom");
+  if (t != Topology::kCustom && !c.network.links.empty()) unused("links", "custom");
+  if (t != Topology::kCustom && c.network.switchLink) unused("switch_link", "custom");
+  if (t != Topology::kRing && t != Topology::kTorus && t != Topology::kCustom && c.network.chipForwardLatencyS > 0) {
+    unused("chip_forward_latency", "ring, torus or custom");
+  }
+}
+
+void checkNetwork(const PlatformConfig& c, const Node& node) {
+  const int chips = c.chipCount();
+  const Node net = node.at("network");
+  checkUnusedKeys(c, net);
+  switch (c.network.topology) {
+    case Topology::kNone:
+      if (chips != 1) {
+        reject(net.at("topology"), ErrorKind::kInvalidConfig,
+               fmt::format("topology none holds exactly one chip, the platform has {}; choose "
+                           "switched, all_to_all, ring, torus, leaf_spine or custom",
+                           chips));
+      }
+      break;
+    case Topology::kSwitched: checkSwitched(c, node); break;
+    case Topology::kAllToAll:
+    case Topology::kRing:
+    case Topology::kTorus: checkDirect(c, node); break;
+    case Topology::kLeafSpine: checkLeafSpine(c, node); break;
+    case Topology::kCustom: checkCustom(c, node); break;
+  }
+}
+
+void checkPlacement(const PlatformConfig& c, const Node& node) {
+  const PlacementConfig& p = c.placement;
+  const Node at = node.at("placement");
+  const int chips = c.chipCount();
+  const int product = p.tp * p.pp * p.dp;
+  const int servingChips = p.disaggregation ? static_cast<int>(p.disaggregation->decodeChips.size()) : chips;
+  if (product != servingChips) {
+    reject(at, ErrorKind::kInvalidConfig,
+           fmt::format("inconsistent parallelism: tp {} x pp {} x dp {} = {} chips, but the platform {} {} chips", p.tp,
+                       p.pp, p.dp, product, p.disaggregation ? "decodes on" : "has", servingChips));
+  }
+  if ((p.tp * p.dp) % p.ep != 0) {
+    reject(at.at("ep"), ErrorKind::kInvalidConfig,
+           fmt::format("inconsistent parallelism: ep {} must divide the tp x dp = {} chips of a pipeline "
+                       "stage that expert groups are drawn from",
+                       p.ep, p.tp * p.dp));
+  }
+  if (p.experts == "explicit") {
+    if (p.expertMap.empty()) {
+      reject(at.at("experts"), ErrorKind::kMissingKey, "experts: {impl: explicit} needs 'placement.expert_map'");
+    }
+    for (std::size_t e = 0; e < p.expertMap.size(); ++e) {
+      if (p.expertMap[e] >= p.ep) {
+        reject(at.at("expert_map").at(e), ErrorKind::kOutOfRange,
+               fmt::format("expert {} is mapped to EP rank {}, but ep = {} (ranks 0..{})", e, p.expertMap[e], p.ep,
+                           p.ep - 1));
+      }
+    }
+  } else if (!p.expertMap.empty()) {
+    reject(at.at("expert_map"), ErrorKind::kInvalidConfig,
+           fmt::format("expert_map is only read with experts: {{impl: explicit}}, not {}", p.experts));
+  }
+  if (p.disaggregation) {
+    const Node d = at.at("disaggregation");
+    std::set<int> used;
+    for (const auto& [key, list] :
+         {std::pair<const char*, const std::vector<int>*>{"prefill_chips", &p.disaggregation->prefillChips},
+          {"decode_chips", &p.disaggregation->decodeChips}}) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const int chip = (*list)[i];
+        if (chip >= chips) {
+          reject(d.at(key).at(i), ErrorKind::kOutOfRange,
+                 fmt::format("chip {} does not exist: the platform has chips 0..{}", chip, chips - 1));
+        }
+        if (!used.insert(chip).second) {
+          reject(d.at(key).at(i), ErrorKind::kInvalidConfig,
+                 fmt::format("chip {} is listed twice: prefill and decode chips must be disjoint", chip));
+        }
+      }
+    }
+    const int group = p.tp * p.pp;
+    if (static_cast<int>(p.disaggregation->prefillChips.size()) % group != 0) {
+      reject(d.at("prefill_chips"), ErrorKind::kInvalidConfig,
+             fmt::format("{} prefill chips are not a whole number of tp x pp = {} replicas",
+                         p.disaggregation->prefillChips.size(), group));
+    }
+  }
+}
+
+}  // namespace
+
+const char* topologyName(Topology topology) {
+  for (const auto& [name, value] : topologyNames()) {
+    if (value == topology) return name.c_str();
+  }
+  return "?";
+}
+
+const Schema<ChipGroup>& ChipGroup::schema() {
+  static const Schema<ChipGroup> s =
+      Schema<ChipGroup>("chip_group", "Chips of one type; chips are numbered chip0, chip1, ... in list order.")
+          .text("type", &ChipGroup::type, required(), "name of a chip type in chip_types")
+          .integer("count", &ChipGroup::count, optional("1"), between(1, 65536), "chips of this type");
+  return s;
+}
+
+const Schema<LeafSpineConfig>& LeafSpineConfig::schema() {
+  static const Schema<LeafSpineConfig> s =
+      Schema<LeafSpineConfig>("leaf_spine", "Two-tier switched network: chips on leaves, every leaf on every spine.")
+          .integer("chips_per_leaf", &LeafSpineConfig::chipsPerLeaf, required(), between(1, 65536),
+                   "chips attached to one leaf switch (all of a chip's fabric ports go to its leaf)")
+          .integer("spines", &LeafSpineConfig::spines, required(), between(0, 4096), "spine switches")
+          .integer("uplinks_per_spine", &LeafSpineConfig::uplinksPerSpine, optional("1"), between(0, 4096),
+                   "parallel links from each leaf to each spine")
+          .child("uplink", &LeafSpineConfig::uplink, hw::LinkConfig::schema(), required(), "one leaf-spine link");
+  return s;
+}
+
+const Schema<CustomSwitch>& CustomSwitch::schema() {
+  static const Schema<CustomSwitch> s =
+      Schema<CustomSwitch>("custom_switch", "A switch of a custom topology (output-queued, cut-through).")
+          .text("name", &CustomSwitch::name, required(), "name the links refer to")
+          .integer("ports", &CustomSwitch::ports, required(), between(1, 65536), "radix")
+          .quantity("hop_latency", &CustomSwitch::hopLatencyS, dim::kTime, required(), nonNegative(),
+                    "header in to header out");
+  return s;
+}
+
+const Schema<CustomLink>& CustomLink::schema() {
+  static const Schema<CustomLink> s =
+      Schema<CustomLink>("custom_link", "A bundle of parallel links between two endpoints of a custom topology.")
+          .text("a", &CustomLink::a, required(), "one end: a chip (chip0, chip1, ...) or a switch name")
+          .text("b", &CustomLink::b, required(), "the other end")
+          .integer("ports", &CustomLink::ports, optional("1"), between(1, 4096),
+                   "parallel links; each takes one port at both ends");
+  return s;
+}
+
+const Schema<FabricConfig>& FabricConfig::schema() {
+  std::vector<std::pair<std::string, Topology>> topologies = topologyNames();
+  static const Schema<FabricConfig> s =
+      Schema<FabricConfig>("network",
+                           "The inter-chip network. Links take their rate and latency from the chips' fabric_ports "
+                           "(the slower end where two chip types meet).")
+          .choice("topology", &FabricConfig::topology, topologies, required(),
+                  "none (one chip), switched (ports spread over parallel switch planes), all_to_all (full mesh), "
+                  "ring, torus, leaf_spine, custom (switches and links listed)")
+          .integer("planes", &FabricConfig::planes, optional("1"), between(1, 1024),
+                   "switched: parallel single-stage switches; each chip spreads its ports over them and stripes "
+                   "every message across all planes")
+          .optionalChild("switch", &FabricConfig::fabricSwitch, hw::SwitchConfig::schema(),
+                         "switched, leaf_spine: the switch type (radix, hop latency, buffers, flow control; leaf_spine "
+                         "switches are output-queued)")
+          .integerList("torus", &FabricConfig::torus, optional("[]"), between(1, 4096), true,
+                       "torus: dimensions, whose product is the chip count")
+          .optionalChild("leaf_spine", &FabricConfig::leafSpine, LeafSpineConfig::schema(), "leaf_spine: its shape")
+          .quantity("chip_forward_latency", &FabricConfig::chipForwardLatencyS, dim::kTime, optional("0 s"),
+                    nonNegative(), "ring, torus: latency a chip adds when it forwards a message to its next hop")
+          .childList("switches", &FabricConfig::switches, CustomSwitch::schema(), optional("[]"),
+                     "custom: the switches")
+          .childList("links", &FabricConfig::links, CustomLink::schema(), optional("[]"), "custom: the link bundles")
+          .optionalChild("switch_link", &FabricConfig::switchLink, hw::LinkConfig::schema(),
+                         "custom: parameters of switch-to-switch links");
+  return s;
+}
+
+const Schema<HostConfig>& HostConfig::schema() {
+  static const Schema<HostConfig> s =
+      Schema<HostConfig>("host", "Host servers: their memory and each chip's link to it (PCIe/CXL).")
+          .quantity("memory", &HostConfig::memoryBytes, dim::kBytes, required(), nonNegative(),
+                    "DRAM per host, usable as a KV-cache tier and swap space")
+          .integer("chips_per_host", &HostConfig::chipsPerHost, required(), between(1, 4096),
+                   "chips sharing one host's memory")
+          .quantity("link_bandwidth", &HostConfig::linkBandwidthBytesPerS, dim::kBandwidth, required(), positive(),
+                    "each chip's host link, per direction")
+          .quantity("link_latency", &HostConfig::linkLatencyS, dim::kTime, required(), nonNegative(),
+                    "one-way latency of the host link");
+  return s;
+}
+
+const Schema<DisaggregationConfig>& DisaggregationConfig::schema() {
+  static const Schema<DisaggregationConfig> s =
+      Schema<DisaggregationConfig>("disaggregation", "Prefill and decode on disjoint sets of chips.")
+          .integerList("prefill_chips", &DisaggregationConfig::prefillChips, required(), between(0, 65535), false,
+                       "chips that run prefill")
+          .integerList("decode_chips", &DisaggregationConfig::decodeChips, required(), between(0, 65535), false,
+                       "chips that run decode (tp x pp x dp of them)");
+  return s;
+}
+
+std::vector<int> PlacementConfig::expertOwners(int experts) const {
+  std::vector<int> owners(static_cast<std::size_t>(experts));
+  if (this->experts == "explicit") {
+    if (static_cast<int>(expertMap.size()) != experts) {
+      throw std::invalid_argument(
+          fmt::format("placement.expert_map lists {} experts, the model has {}", expertMap.size(), experts));
+    }
+    return expertMap;
+  }
+  for (int e = 0; e < experts; ++e) {
+    // contiguous: ranks hold ceil/floor blocks in order; round_robin: expert e on rank e mod ep.
+    owners[static_cast<std::size_t>(e)] =
+        this->experts == "round_robin" ? e % ep : static_cast<int>(static_cast<long long>(e) * ep / experts);
+  }
+  return owners;
+}
+
+const Schema<PlacementConfig>& PlacementConfig::schema() {
+  static const Schema<PlacementConfig> s =
+      Schema<PlacementConfig>("placement",
+                              "Explicit placement of model state: weights sharded tp ways within a pipeline stage, "
+                              "pp stages, dp replicas (tp x pp x dp = chips, or = decode chips when disaggregated); "
+                              "experts spread over ep chips of a stage; KV cache kept on the chip that computes it.")
+          .integer("tp", &PlacementConfig::tp, optional("1"), between(1, 65536),
+                   "tensor-parallel degree: chips sharing each layer's weights (heads, FFN columns, vocab)")
+          .integer("pp", &PlacementConfig::pp, optional("1"), between(1, 65536),
+                   "pipeline-parallel degree: stages holding consecutive layers")
+          .integer("dp", &PlacementConfig::dp, optional("1"), between(1, 65536), "data-parallel replicas")
+          .integer("ep", &PlacementConfig::ep, optional("1"), between(1, 65536),
+                   "expert-parallel degree: chips of a stage the experts are spread over")
+          .implementation("experts", &PlacementConfig::experts, {"contiguous", "round_robin", "explicit"},
+                          optional("{impl: contiguous}"),
+                          "expert-to-chip map: contiguous blocks, round robin, or explicit (expert_map)")
+          .integerList("expert_map", &PlacementConfig::expertMap, optional("[]"), between(0, 65535), true,
+                       "explicit: the EP rank holding each expert, in expert order")
+          .quantity("activation_memory", &PlacementConfig::activationBytes, dim::kBytes, optional("0 B"), nonNegative(),
+                    "HBM per chip reserved for activations and workspace")
+          .choice("all_reduce", &PlacementConfig::allReduce,
+                  {{"ring", hw::CollectiveAlgorithm::kRing},
+                   {"direct", hw::CollectiveAlgorithm::kDirect},
+                   {"tree", hw::CollectiveAlgorithm::kTree}},
+                  optional("ring"),
+                  "all-reduce algorithm of the tensor-parallel groups: ring (2(tp-1) steps of 1/tp of the buffer: "
+                  "bandwidth-optimal), direct (one shot, each chip sends its whole buffer to every peer: "
+                  "latency-optimal), tree (reduce then broadcast, 2 log2(tp) steps)")
+          .child("kv_cache", &PlacementConfig::kvCache, hw::KvCacheConfig::schema(), optional("{}"),
+                 "paging and tier placement of the KV cache")
+          .optionalChild("disaggregation", &PlacementConfig::disaggregation, DisaggregationConfig::schema(),
+                         "prefill/decode disaggregation; absent: every chip does both");
+  return s;
+}
+
+int PlatformConfig::chipCount() const {
+  int n = 0;
+  for (const ChipGroup& group : chips) n += group.count;
+  return n;
+}
+
+const hw::ChipConfig& PlatformConfig::chipConfig(int index) const {
+  int first = 0;
+  for (const ChipGroup& group : chips) {
+    if (index < first + group.count) return chipTypes[static_cast<std::size_t>(typeIndex(*this, group.type))];
+    first += group.count;
+  }
+  throw std::out_of_range(fmt::format("chip {} of platform '{}' does not exist ({} chips)", index, name, first));
+}
+
+std::string PlatformConfig::chipName(int index) {
+  return "chip" + std::to_string(index);
+}
 
 const Schema<PlatformConfig>& PlatformConfig::schema() {
   static const Schema<PlatformConfig> s =
       Schema<PlatformConfig>("platform", "Root of a platform file (platforms/*.yaml).")
           .text("name", &PlatformConfig::name, required(), "platform name, used in reports")
           .text("description", &PlatformConfig::description, required(), "one line on what this platform is")
-          .child("chip", &PlatformConfig::chip, hw::ChipConfig::schema(), required(), "the chip type");
+          .childList("chip_types", &PlatformConfig::chipTypes, hw::ChipConfig::schema(), required(),
+                     "chip types, each defined once")
+          .childList("chips", &PlatformConfig::chips, ChipGroup::schema(), required(),
+                     "the chips: groups of one chip type")
+          .child("network", &PlatformConfig::network, FabricConfig::schema(), required(), "inter-chip network")
+          .child("host", &PlatformConfig::host, HostConfig::schema(), required(), "host memory and links")
+          .child("placement", &PlatformConfig::placement, PlacementConfig::schema(), optional("{}"),
+                 "placement of weights, experts and KV cache")
+          .check("chips[].type names a chip type of chip_types, each type is defined once", checkChipTypes)
+          .check("the network's ports, switches and links are consistent with the chips", checkNetwork)
+          .check("tp x pp x dp equals the (decode) chip count; ep divides tp x dp; disaggregation sets are disjoint",
+                 checkPlacement);
   return s;
 }
 

@@ -74,6 +74,18 @@ void DecodeDriver::computeStream() {
     computePort.sync();
     m_timings[i].computeEnd = sc_core::sc_time_stamp();
     if (!op.accesses.empty()) m_freeBuffers.post();
+    if (op.after.kind != PlannedCollective::Kind::kNone) {
+      if (m_group == nullptr) {
+        m_error = fmt::format("layer {}: op {} needs a collective but the driver has no tensor-parallel group",
+                              op.layer, op.name);
+        return;
+      }
+      if (!m_group->run(m_rank, op.after, op.layer)) {
+        if (m_error.empty()) m_error = m_group->error();
+        return;
+      }
+    }
+    m_timings[i].collectiveEnd = sc_core::sc_time_stamp();
   }
   m_stepTime = sc_core::sc_time_stamp() - begin;
   m_finished = true;

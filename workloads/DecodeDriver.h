@@ -1,6 +1,9 @@
 #pragma once
 // Issues a DecodePlan to a chip as TLM-2.0 transactions and records when each op ran.
 //
+// Under tensor parallelism the compute stream also runs the collective that follows an op (see
+// CollectiveGroup) before it starts the next op, while the load stream keeps prefetching.
+//
 // Two SC_THREADs model the chip's two streams: the load stream issues each tile's memory
 // transactions in order; the compute stream runs each tile's GEMMs, then its vector work (norms,
 // softmax, activation), once its data has arrived.
@@ -17,6 +20,7 @@
 #include "tlm/InitiatorPort.h"
 #include "tlm/PayloadPool.h"
 #include "tlm/TimingMode.h"
+#include "workloads/CollectiveGroup.h"
 #include "workloads/DecodePlan.h"
 
 namespace scoville::workload {
@@ -34,12 +38,20 @@ class DecodeDriver : public sc_core::sc_module {
 
   struct OpTiming {
     sc_core::sc_time loadStart, loadEnd, computeStart, computeEnd;
+    sc_core::sc_time collectiveEnd;  ///< end of the collective after the op (= computeEnd without one)
   };
 
   /// stagingBuffers: SRAM buffers shared by the two streams (chip.sram.staging_buffers).
   DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers, tlm::TimingMode mode);
   DecodeDriver(const DecodeDriver&) = delete;
   DecodeDriver& operator=(const DecodeDriver&) = delete;
+
+  /// Makes this driver rank `rank` of `group`: the plan's collectives run there. Without a group
+  /// the plan must have none (tp = 1).
+  void joinGroup(CollectiveGroup& group, int rank) {
+    m_group = &group;
+    m_rank = rank;
+  }
 
   const DecodePlan& plan() const { return m_plan; }
   const std::vector<OpTiming>& timings() const { return m_timings; }
@@ -64,6 +76,8 @@ class DecodeDriver : public sc_core::sc_module {
   bool m_finished = false;
   sc_core::sc_time m_stepTime;
   std::string m_error;
+  CollectiveGroup* m_group = nullptr;
+  int m_rank = 0;
 };
 
 }  // namespace scoville::workload

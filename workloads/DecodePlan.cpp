@@ -52,9 +52,21 @@ double PlannedOp::flops() const {
   return total;
 }
 
-DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip) {
+uint64_t shardOf(uint64_t total, int parts, int rank) {
+  const auto p = static_cast<uint64_t>(parts);
+  return total / p + (static_cast<uint64_t>(rank) < total % p ? 1 : 0);
+}
+
+DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
+                          TensorShard shard, int batchOverride, double reservedBytes) {
   using config::ConfigError;
   using config::ErrorKind;
+  if (model.qHeads % shard.tp != 0 || (model.kvHeads % shard.tp != 0 && shard.tp % model.kvHeads != 0)) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("tensor parallelism tp = {} does not split model '{}': q_heads {} must be a "
+                                  "multiple of tp, and kv_heads {} a multiple or a divisor of it",
+                                  shard.tp, model.name, model.qHeads, model.kvHeads));
+  }
   if (chip.tensorCore.macsPerCell.of(model.computePrecision) <= 0) {
     throw ConfigError(
         ErrorKind::kInvalidConfig, "",
@@ -64,55 +76,72 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
                     tlm::precisionName(model.computePrecision), tlm::precisionName(model.computePrecision)));
   }
 
-  const auto batch = static_cast<uint64_t>(scenario.batch);
+  const auto batch = static_cast<uint64_t>(batchOverride >= 0 ? batchOverride : scenario.batch);
   const auto context = static_cast<uint64_t>(scenario.contextLength);
   const auto hidden = static_cast<uint64_t>(model.hidden);
   const auto headDim = static_cast<uint64_t>(model.headDim);
-  const auto qDim = static_cast<uint64_t>(model.qHeads) * headDim;
-  const auto kvDim = static_cast<uint64_t>(model.kvHeads) * headDim;
-  const auto group = static_cast<uint64_t>(model.qHeads / model.kvHeads);
-  const auto inter = static_cast<uint64_t>(model.ffnIntermediate);
+  const int tp = shard.tp;
+  // This rank's heads: query heads split tp ways; KV heads split too, or each rank keeps the one
+  // KV head its query heads share when there are fewer KV heads than ranks.
+  const uint64_t localQHeads = static_cast<uint64_t>(model.qHeads / tp);
+  const uint64_t localKvHeads = model.kvHeads >= tp ? static_cast<uint64_t>(model.kvHeads / tp) : 1;
+  const auto qDim = localQHeads * headDim;
+  const auto kvDim = localKvHeads * headDim;
+  const auto group = localQHeads / localKvHeads;
+  const uint64_t inter = shardOf(static_cast<uint64_t>(model.ffnIntermediate), tp, shard.rank);
   const auto upWidth = (model.gatedFfn ? 2 : 1) * inter;
+  const uint64_t localVocab = shardOf(static_cast<uint64_t>(model.vocab), tp, shard.rank);
   const tlm::Precision w = model.weightPrecision;
   const tlm::Precision a = model.computePrecision;
+  const uint64_t activationBytes = bytesOf(batch * hidden, a);
 
   DecodePlan plan;
+  plan.shard = shard;
   plan.computePrecision = a;
   plan.batch = batch;
   AddressAllocator hbm;
 
   // Weights first (resident), then the KV cache of every request.
-  const uint64_t embedding = hbm.take(bytesOf(static_cast<uint64_t>(model.vocab) * hidden, w));
+  const auto takeWeights = [&](uint64_t bytes) {
+    plan.weightBytes += static_cast<double>(bytes);
+    return hbm.take(bytes);
+  };
+  const uint64_t embedding = takeWeights(bytesOf(localVocab * hidden, w));
   struct LayerWeights {
     uint64_t qkv, o, up, down;
   };
   std::vector<LayerWeights> layers;
   for (int l = 0; l < model.layers; ++l) {
     LayerWeights lw{};
-    lw.qkv = hbm.take(bytesOf(hidden * (qDim + 2 * kvDim), w));
-    lw.o = hbm.take(bytesOf(qDim * hidden, w));
-    lw.up = hbm.take(bytesOf(hidden * upWidth, w));
-    lw.down = hbm.take(bytesOf(inter * hidden, w));
+    lw.qkv = takeWeights(bytesOf(hidden * (qDim + 2 * kvDim), w));
+    lw.o = takeWeights(bytesOf(qDim * hidden, w));
+    lw.up = takeWeights(bytesOf(hidden * upWidth, w));
+    lw.down = takeWeights(bytesOf(inter * hidden, w));
     layers.push_back(lw);
   }
-  const uint64_t lmHead =
-      model.tiedEmbeddings ? embedding : hbm.take(bytesOf(static_cast<uint64_t>(model.vocab) * hidden, w));
+  const uint64_t lmHead = model.tiedEmbeddings ? embedding : takeWeights(bytesOf(localVocab * hidden, w));
+  // Norm weights (two per layer and the final one) are replicated on every rank; no op reads
+  // them separately (they ride along with the activations), but they take memory.
+  takeWeights(bytesOf((2 * static_cast<uint64_t>(model.layers) + 1) * hidden, w));
   const uint64_t kvPerTokenLayer = bytesOf(2 * kvDim, model.kvPrecision);
   const uint64_t kvRegion = kvPerTokenLayer * (context + 1);  // one request, one layer, after the step
   std::vector<uint64_t> kvBase;                               // [layer * batch + request]
   for (uint64_t i = 0; i < static_cast<uint64_t>(model.layers) * batch; ++i) kvBase.push_back(hbm.take(kvRegion));
 
-  plan.weightBytes = model.weightBytes();
   plan.kvBytes = static_cast<double>(kvRegion) * static_cast<double>(model.layers) * static_cast<double>(batch);
-  const double needed = static_cast<double>(hbm.used());
+  const double needed = static_cast<double>(hbm.used()) + reservedBytes;
   if (needed > chip.hbm.capacityBytes) {
-    throw ConfigError(ErrorKind::kDoesNotFit, "",
-                      fmt::format("model '{}' does not fit on chip '{}': weights {} + KV cache {} (batch {} x {} "
-                                  "tokens) = {} > HBM capacity {}",
-                                  model.name, chip.name, config::formatQuantity(plan.weightBytes, config::dim::kBytes),
-                                  config::formatQuantity(plan.kvBytes, config::dim::kBytes), batch, context + 1,
-                                  config::formatQuantity(needed, config::dim::kBytes),
-                                  config::formatQuantity(chip.hbm.capacityBytes, config::dim::kBytes)));
+    throw ConfigError(
+        ErrorKind::kDoesNotFit, "",
+        fmt::format(
+            "model '{}' does not fit on chip '{}'{}: weights {} + KV cache {} (batch {} x {} tokens){} = {} "
+            "> HBM capacity {}",
+            model.name, chip.name, tp > 1 ? fmt::format(" (tensor-parallel rank {} of {})", shard.rank, tp) : "",
+            config::formatQuantity(plan.weightBytes, config::dim::kBytes),
+            config::formatQuantity(plan.kvBytes, config::dim::kBytes), batch, context + 1,
+            reservedBytes > 0 ? " + activations " + config::formatQuantity(reservedBytes, config::dim::kBytes) : "",
+            config::formatQuantity(needed, config::dim::kBytes),
+            config::formatQuantity(chip.hbm.capacityBytes, config::dim::kBytes)));
   }
 
   const auto lastLayer = static_cast<uint32_t>(model.layers);
@@ -149,14 +178,23 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
     }
   };
 
-  // Embedding lookup: one row per request.
-  plan.ops.push_back(
-      PlannedOp{"embedding", lastLayer, {MemoryAccess{tlm::OpKind::kRead, embedding, bytesOf(batch * hidden, w)}}, {}});
+  const auto allReduceAfterLast = [&] {
+    if (tp > 1) plan.ops.back().after = PlannedCollective{PlannedCollective::Kind::kAllReduce, activationBytes};
+  };
+
+  // Embedding lookup: one row per request (vocab-parallel: each rank looks up the rows it holds,
+  // about 1/tp of them, and the all-reduce assembles the embeddings).
+  PlannedOp lookup{"embedding", lastLayer, {}, {}};
+  if (const uint64_t rows = shardOf(batch, tp, shard.rank); rows > 0) {
+    lookup.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, embedding, bytesOf(rows * hidden, w)});
+  }
+  plan.ops.push_back(std::move(lookup));
+  allReduceAfterLast();
 
   // Attention over each request's cache in tiles of tokens (flash-decoding: partial softmax per
   // tile, merged at the end): read the tile's keys and values, score it, weight the values.
   const uint64_t tokensPerTile = std::max<uint64_t>(1, static_cast<uint64_t>(tileBytes) / kvPerTokenLayer);
-  const auto kvHeads = static_cast<uint64_t>(model.kvHeads);
+  const auto kvHeads = localKvHeads;
   for (uint32_t l = 0; l < lastLayer; ++l) {
     const LayerWeights& lw = layers[l];
     plan.ops.push_back(PlannedOp{"norm", l, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
@@ -182,15 +220,23 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
       }
     }
     weightGemm("o_proj", l, lw.o, qDim, hidden, 0.0);
+    allReduceAfterLast();
     plan.ops.push_back(PlannedOp{"norm", l, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
     // Gated: the activation runs on the gate half of the outputs; plain: on all of them.
     weightGemm("ffn_up", l, lw.up, hidden, upWidth, model.gatedFfn ? kActivationOps / 2 : kActivationOps);
     weightGemm("ffn_down", l, lw.down, inter, hidden, 0.0);
+    allReduceAfterLast();
   }
   plan.ops.push_back(PlannedOp{"norm", lastLayer, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
-  weightGemm("lm_head", lastLayer, lmHead, hidden, static_cast<uint64_t>(model.vocab), kSamplingOps);
+  weightGemm("lm_head", lastLayer, lmHead, hidden, localVocab, kSamplingOps);
+  // Each rank's best token and its score (8 bytes per request) are gathered to pick the winner.
+  if (tp > 1) {
+    plan.ops.back().after =
+        PlannedCollective{PlannedCollective::Kind::kAllGather, 8 * batch * static_cast<uint64_t>(tp)};
+  }
 
   for (const PlannedOp& op : plan.ops) {
+    plan.collectiveBytes += static_cast<double>(op.after.bytes);
     plan.bytesMoved += static_cast<double>(op.bytes());
     plan.flops += op.flops();
     plan.vectorOps += op.vectorOps;

@@ -26,7 +26,7 @@ Switch::Switch(const sc_core::sc_module_name& name, const SwitchConfig& config)
       socket("socket"),
       m_config(config),
       m_portOfChip(static_cast<std::size_t>(config.ports), nullptr),
-      m_stats("switch", "inter-chip packet switch"),
+      m_stats(basename(), "inter-chip packet switch"),
       m_messages(m_stats.counter("messages", "", "messages routed")),
       m_bytes(m_stats.counter("bytes", "B", "payload bytes routed")),
       m_packets(m_stats.counter("packets", "", "packets routed")),

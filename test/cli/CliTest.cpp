@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "test/support/Subprocess.h"
 
@@ -12,6 +13,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kJalapeno = std::string(SCOVILLE_SOURCE_DIR) + "/platforms/jalapeno.yaml";
+const std::string kJalapenoChip = std::string(SCOVILLE_SOURCE_DIR) + "/platforms/chips/jalapeno.yaml";
 
 class CliTest : public ::testing::Test {
  protected:
@@ -19,12 +21,32 @@ class CliTest : public ::testing::Test {
   std::string out() const { return dir.file("out"); }
   std::string report() const { return dir.file("out/report.json"); }
 
-  /// The shipped jalapeno platform with `from` replaced by `to` (which must occur once), written
-  /// to a temporary file; returns its path. `line` receives the 1-based line of the change.
-  std::string platformVariant(const std::string& from, const std::string& to, int* line = nullptr) {
+  /// The shipped jalapeno platform with its chip type inlined (in place of the include), as one
+  /// self-contained file.
+  static std::string inlinedJalapeno() {
     std::string text = readFile(kJalapeno);
+    std::istringstream chip(readFile(kJalapenoChip));
+    std::string inlined;
+    bool first = true;
+    for (std::string l; std::getline(chip, l);) {
+      if (first && (l.empty() || l[0] == '#')) continue;  // the chip file's header comment
+      inlined += (first ? "- " : "  ") + l + "\n";
+      first = false;
+    }
+    const std::string include = "- include: chips/jalapeno.yaml\n";
+    const std::size_t at = text.find(include);
+    EXPECT_NE(at, std::string::npos) << "jalapeno.yaml no longer includes chips/jalapeno.yaml";
+    text.replace(at, include.size(), inlined);
+    return text;
+  }
+
+  /// The shipped jalapeno platform (chip type inlined) with `from` replaced by `to` (which must
+  /// occur once), written to a temporary file; returns its path. `line` receives the 1-based line
+  /// of the change.
+  std::string platformVariant(const std::string& from, const std::string& to, int* line = nullptr) {
+    std::string text = inlinedJalapeno();
     const std::size_t at = text.find(from);
-    EXPECT_NE(at, std::string::npos) << "fixture text '" << from << "' not in jalapeno.yaml";
+    EXPECT_NE(at, std::string::npos) << "fixture text '" << from << "' not in jalapeno.yaml + chips/jalapeno.yaml";
     EXPECT_EQ(text.find(from, at + 1), std::string::npos) << "fixture text '" << from << "' is ambiguous";
     if (line != nullptr) *line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
     text.replace(at, from.size(), to);
@@ -58,52 +80,54 @@ TEST_F(CliTest, UnknownTopLevelKey) {
 TEST_F(CliTest, MisspelledNestedKey) {
   int line = 0;
   const std::string file = platformVariant("    bandwidth: 7.2 TB/s", "    bandwdth: 7.2 TB/s", &line);
-  expectConfigError({"--platform", file}, "unknown-key",
-                    {file + ":" + std::to_string(line) + ":5", "platform.chip.hbm", "did you mean 'bandwidth'"});
+  expectConfigError(
+      {"--platform", file}, "unknown-key",
+      {file + ":" + std::to_string(line) + ":5", "platform.chip_types[0].hbm", "did you mean 'bandwidth'"});
 }
 
 TEST_F(CliTest, WrongType) {
   int line = 0;
   const std::string file = platformVariant("channels: 192", "channels: many", &line);
   expectConfigError({"--platform", file}, "wrong-type",
-                    {file + ":" + std::to_string(line), "platform.chip.hbm.channels", "expects an integer"});
+                    {file + ":" + std::to_string(line), "platform.chip_types[0].hbm.channels", "expects an integer"});
 }
 
 TEST_F(CliTest, MapWhereAQuantityBelongs) {
   const std::string file = platformVariant("clock: 1.8 GHz\n    array_rows", "clock: {value: 1.8}\n    array_rows");
-  expectConfigError({"--platform", file}, "wrong-type", {"platform.chip.tensor_core.clock", "a frequency"});
+  expectConfigError({"--platform", file}, "wrong-type", {"platform.chip_types[0].tensor_core.clock", "a frequency"});
 }
 
 TEST_F(CliTest, BadUnit) {
   int line = 0;
   const std::string file = platformVariant("bandwidth: 7.2 TB/s", "bandwidth: 7.2 TB", &line);
-  expectConfigError({"--platform", file}, "bad-unit",
-                    {file + ":" + std::to_string(line), "platform.chip.hbm.bandwidth", "expected a bandwidth"});
+  expectConfigError(
+      {"--platform", file}, "bad-unit",
+      {file + ":" + std::to_string(line), "platform.chip_types[0].hbm.bandwidth", "expected a bandwidth"});
 }
 
 TEST_F(CliTest, MissingUnit) {
   const std::string file = platformVariant("rated_power: 700 W", "rated_power: 700");
-  expectConfigError({"--platform", file}, "bad-unit", {"platform.chip.rated_power", "has no unit", "700 W"});
+  expectConfigError({"--platform", file}, "bad-unit", {"platform.chip_types[0].rated_power", "has no unit", "700 W"});
 }
 
 TEST_F(CliTest, NegativeBandwidth) {
   const std::string file = platformVariant("bandwidth: 7.2 TB/s", "bandwidth: -7.2 TB/s");
-  expectConfigError({"--platform", file}, "out-of-range", {file + ":", "platform.chip.hbm.bandwidth", "> 0"});
+  expectConfigError({"--platform", file}, "out-of-range", {file + ":", "platform.chip_types[0].hbm.bandwidth", "> 0"});
 }
 
 TEST_F(CliTest, ZeroClock) {
   const std::string file = platformVariant("clock: 1.8 GHz\n    array_rows", "clock: 0 GHz\n    array_rows");
-  expectConfigError({"--platform", file}, "out-of-range", {file + ":", "platform.chip.tensor_core.clock"});
+  expectConfigError({"--platform", file}, "out-of-range", {file + ":", "platform.chip_types[0].tensor_core.clock"});
 }
 
 TEST_F(CliTest, MissingRequiredKey) {
   const std::string file = platformVariant("    controller_latency: 40 ns ", "    ");
-  expectConfigError({"--platform", file}, "missing-key", {file + ":", "platform.chip.hbm.controller_latency"});
+  expectConfigError({"--platform", file}, "missing-key", {file + ":", "platform.chip_types[0].hbm.controller_latency"});
 }
 
 TEST_F(CliTest, DuplicateKey) {
   const std::string file = platformVariant("    channels: 192", "    channels: 192\n    channels: 96");
-  expectConfigError({"--platform", file}, "duplicate-key", {file + ":", "platform.chip.hbm.channels"});
+  expectConfigError({"--platform", file}, "duplicate-key", {file + ":", "platform.chip_types[0].hbm.channels"});
 }
 
 TEST_F(CliTest, MissingFile) {
@@ -129,13 +153,14 @@ TEST_F(CliTest, UnknownPlatformName) {
 }
 
 TEST_F(CliTest, ConflictingOverrides) {
-  expectConfigError({"--set", "platform.chip.hbm.channels=64", "--set", "platform.chip.hbm.channels=32"},
-                    "conflicting-override", {"platform.chip.hbm.channels", "'64'", "'32'"});
+  expectConfigError(
+      {"--set", "platform.chip_types[0].hbm.channels=64", "--set", "platform.chip_types[0].hbm.channels=32"},
+      "conflicting-override", {"platform.chip_types[0].hbm.channels", "'64'", "'32'"});
 }
 
 TEST_F(CliTest, OverrideOfAnUnknownKeyNamesTheOption) {
-  expectConfigError({"--set", "platform.chip.hbm.bandwdth=8 TB/s"}, "unknown-key",
-                    {"--set platform.chip.hbm.bandwdth=8 TB/s", "did you mean 'bandwidth'"});
+  expectConfigError({"--set", "platform.chip_types[0].hbm.bandwdth=8 TB/s"}, "unknown-key",
+                    {"--set platform.chip_types[0].hbm.bandwdth=8 TB/s", "did you mean 'bandwidth'"});
 }
 
 TEST_F(CliTest, OverrideWithAnUnknownRoot) {
@@ -204,7 +229,7 @@ TEST_F(CliTest, RunWritesAWholeReportAndItIsDeterministic) {
   EXPECT_NE(first.out.find("report: " + report()), std::string::npos) << first.out;
   const std::string reportText = readFile(report());
   const auto json = nlohmann::json::parse(reportText);
-  EXPECT_EQ(json["schema_version"], 1);
+  EXPECT_EQ(json["schema_version"], 2);
   EXPECT_EQ(json["inputs"]["seed"], 7);
   EXPECT_EQ(json["inputs"]["platform"]["name"], "jalapeno");
   EXPECT_GT(json["results"]["step_time_s"].get<double>(), 0.0);
@@ -223,11 +248,11 @@ TEST_F(CliTest, RunWritesAWholeReportAndItIsDeterministic) {
 TEST_F(CliTest, OverridesChangeTheResultAndAreRecorded) {
   ASSERT_EQ(runScoville({"run", "-q", "--out", out()}).exitCode, 0);
   const ProcessResult r =
-      runScoville({"run", "-q", "--out", dir.file("fast"), "--set", "platform.chip.hbm.bandwidth=9 TB/s"});
+      runScoville({"run", "-q", "--out", dir.file("fast"), "--set", "platform.chip_types[0].hbm.bandwidth=9 TB/s"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const auto base = nlohmann::json::parse(readFile(report()));
   const auto fast = nlohmann::json::parse(readFile(dir.file("fast/report.json")));
-  EXPECT_EQ(fast["inputs"]["overrides"][0], "platform.chip.hbm.bandwidth=9 TB/s");
+  EXPECT_EQ(fast["inputs"]["overrides"][0], "platform.chip_types[0].hbm.bandwidth=9 TB/s");
   const double speedup = base["results"]["step_time_s"].get<double>() / fast["results"]["step_time_s"].get<double>();
   // 7.2 -> 9 TB/s is 1.25x: a memory-bound step gains almost all of it, and never more.
   EXPECT_GT(speedup, 1.2);
@@ -238,9 +263,10 @@ TEST_F(CliTest, PlatformShowPrintsDatasheetTotals) {
   const ProcessResult r = runScoville({"platform", "show", "jalapeno", "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const auto json = nlohmann::json::parse(r.out);
-  EXPECT_DOUBLE_EQ(json["peak_flops_per_s"]["bf16"].get<double>(), 2.0 * 32 * 128 * 128 * 1.8e9);
-  EXPECT_DOUBLE_EQ(json["hbm_bandwidth_bytes_per_s"].get<double>(), 7.2e12);
-  EXPECT_DOUBLE_EQ(json["rated_power_w"].get<double>(), 700.0);
+  const auto& totals = json["totals"];
+  EXPECT_DOUBLE_EQ(totals["peak_flops_per_s"]["bf16"].get<double>(), 2.0 * 32 * 128 * 128 * 1.8e9);
+  EXPECT_DOUBLE_EQ(totals["hbm_bandwidth_bytes_per_s"].get<double>(), 7.2e12);
+  EXPECT_DOUBLE_EQ(totals["rated_power_w"].get<double>(), 700.0);
   const ProcessResult tree = runScoville({"platform", "show", "--platform", "jalapeno"});
   EXPECT_NE(tree.out.find("7.2 TB/s"), std::string::npos) << tree.out;
 }

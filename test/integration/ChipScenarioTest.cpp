@@ -23,7 +23,7 @@ using test::shippedPlatform;
 TEST(ChipScenario, GemmsThroughTheInterconnectNeverBeatPeakAndQueue) {
   test::claimElaboration();
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
-  hw::Chip chip("chip", config.chip);
+  hw::Chip chip("chip", config.chipConfig(0));
   const tlm::Precision p = tlm::Precision::kFp8;
   test::TrafficGenerator gen("gen", {test::gemmRequest(8192, 8192, 8192, p), test::gemmRequest(1, 8192, 8192, p)});
   gen.bind(chip.socket());
@@ -32,10 +32,11 @@ TEST(ChipScenario, GemmsThroughTheInterconnectNeverBeatPeakAndQueue) {
   const auto& big = gen.completions()[0];
   const double bigTime = (big.end - big.start).to_seconds();
   const double bigFlops = 2.0 * 8192.0 * 8192.0 * 8192.0;
-  EXPECT_GE(bigTime, bigFlops / config.chip.tensorCore.peakFlops(p));
-  EXPECT_GE(bigFlops / bigTime / config.chip.tensorCore.peakFlops(p), 0.85);
+  EXPECT_GE(bigTime, bigFlops / config.chipConfig(0).tensorCore.peakFlops(p));
+  EXPECT_GE(bigFlops / bigTime / config.chipConfig(0).tensorCore.peakFlops(p), 0.85);
   const auto& gemv = gen.completions()[1];
-  EXPECT_LT(2.0 * 8192 * 8192 / (gemv.end - gemv.start).to_seconds() / config.chip.tensorCore.peakFlops(p), 0.02)
+  EXPECT_LT(2.0 * 8192 * 8192 / (gemv.end - gemv.start).to_seconds() / config.chipConfig(0).tensorCore.peakFlops(p),
+            0.02)
       << "a GEMV uses a small fraction of the arrays";
   EXPECT_DOUBLE_EQ(chip.stats().toJson()["groups"]["tensor_core"]["stats"]["gemms"]["value"].get<double>(), 2.0);
 }
@@ -44,8 +45,8 @@ TEST(ChipScenario, GemmsThroughTheInterconnectNeverBeatPeakAndQueue) {
 TEST(ChipScenario, LooselyAndApproximatelyTimedChipsAgree) {
   test::claimElaboration();
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
-  hw::Chip ltChip("lt_chip", config.chip);
-  hw::Chip atChip("at_chip", config.chip);
+  hw::Chip ltChip("lt_chip", config.chipConfig(0));
+  hw::Chip atChip("at_chip", config.chipConfig(0));
   std::vector<test::TrafficGenerator::Request> work;
   for (uint64_t m : {1u, 8u, 512u}) work.push_back(test::gemmRequest(m, 4096, 4096, tlm::Precision::kBf16));
   test::TrafficGenerator::Request vector;
@@ -85,18 +86,18 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
   } totals;
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
   workload::DecodePlan plan =
-      workload::planDecodeStep(shippedModel("tiny-dense"), test::decodeStep(4, 512), config.chip);
+      workload::planDecodeStep(shippedModel("tiny-dense"), test::decodeStep(4, 512), config.chipConfig(0));
   const double flops = plan.flops;
   const double vectorOps = plan.vectorOps;
   platform::Platform platform("platform", config);
-  platform.chip().activityBus().subscribe(totals);
-  workload::DecodeDriver driver("driver", std::move(plan), config.chip.sram.stagingBuffers,
+  platform.chip(0).activityBus().subscribe(totals);
+  workload::DecodeDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers,
                                 tlm::TimingMode::kApproximatelyTimed);
-  driver.loadPort.socket.bind(platform.chip().socket());
-  driver.computePort.socket.bind(platform.chip().socket());
+  driver.loadPort.socket.bind(platform.chip(0).socket());
+  driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();
   ASSERT_TRUE(driver.finished());
-  const auto hbm = platform.chip().stats().toJson()["groups"]["hbm"]["stats"];
+  const auto hbm = platform.chip(0).stats().toJson()["groups"]["hbm"]["stats"];
   EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kMacs] * 2, flops);
   EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kVectorOps], vectorOps);
   EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kDramActivates], hbm["activates"]["value"].get<double>());
@@ -112,10 +113,11 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
 TEST(ChipScenario, AddressOutsideEveryMemoryIsAnAddressError) {
   test::claimElaboration();
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
-  hw::Chip chip("chip", config.chip);
+  hw::Chip chip("chip", config.chipConfig(0));
   test::TrafficGenerator gen(
-      "gen", {test::memoryRequest(tlm::OpKind::kRead, hw::kSramBaseAddress + (1ull << 40), 64),
-              test::memoryRequest(tlm::OpKind::kRead, static_cast<uint64_t>(config.chip.hbm.capacityBytes), 64)});
+      "gen",
+      {test::memoryRequest(tlm::OpKind::kRead, hw::kSramBaseAddress + (1ull << 40), 64),
+       test::memoryRequest(tlm::OpKind::kRead, static_cast<uint64_t>(config.chipConfig(0).hbm.capacityBytes), 64)});
   gen.bind(chip.socket());
   sc_core::sc_start();
   EXPECT_EQ(gen.completions().at(0).status, ::tlm::TLM_ADDRESS_ERROR_RESPONSE);
@@ -124,7 +126,7 @@ TEST(ChipScenario, AddressOutsideEveryMemoryIsAnAddressError) {
 
 TEST(ChipScenario, UnsupportedPrecisionGetsACommandError) {
   test::claimElaboration();
-  hw::Chip chip("chip", shippedPlatform("jalapeno").chip);
+  hw::Chip chip("chip", shippedPlatform("jalapeno").chipConfig(0));
   test::TrafficGenerator gen("gen", {test::gemmRequest(16, 16, 16, tlm::Precision::kFp32)});
   gen.bind(chip.socket());
   sc_core::sc_start();
@@ -136,12 +138,12 @@ TEST(ChipScenario, UnsupportedPrecisionGetsACommandError) {
 double decodeStep(int batch, int context, double maxOverBound, tlm::TimingMode mode) {
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
   workload::DecodePlan plan =
-      workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chip);
-  const double bound = std::max(plan.memoryBoundS(config.chip), plan.computeBoundS(config.chip));
+      workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chipConfig(0));
+  const double bound = std::max(plan.memoryBoundS(config.chipConfig(0)), plan.computeBoundS(config.chipConfig(0)));
   platform::Platform platform("platform", config);
-  workload::DecodeDriver driver("driver", std::move(plan), config.chip.sram.stagingBuffers, mode);
-  driver.loadPort.socket.bind(platform.chip().socket());
-  driver.computePort.socket.bind(platform.chip().socket());
+  workload::DecodeDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers, mode);
+  driver.loadPort.socket.bind(platform.chip(0).socket());
+  driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();
   EXPECT_TRUE(driver.finished()) << driver.error();
   const double step = driver.stepTime().to_seconds();

@@ -24,7 +24,7 @@ std::vector<TrafficGenerator::Request> stream(uint64_t base, uint64_t bytes, uin
 }
 
 double streamEfficiency(tlm::TimingMode mode) {
-  const MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;
+  const MemoryControllerConfig config = test::shippedPlatform("jalapeno").chipConfig(0).hbm;
   MemoryController mc("hbm", config);
   const uint64_t bytes = 1ull << 30;
   TrafficGenerator gen("gen", stream(0, bytes, 64ull << 20), mode);
@@ -64,7 +64,7 @@ TEST(HbmScenario, LongStreamReachesAboutNinetyPercentOfPeakApproximatelyTimed) {
 
 TEST(HbmScenario, ScatteredSmallReadsAreSlowerPerByteThanStreaming) {
   test::claimElaboration();
-  const MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;
+  const MemoryControllerConfig config = test::shippedPlatform("jalapeno").chipConfig(0).hbm;
   MemoryController mc("hbm", config);
   std::vector<TrafficGenerator::Request> scattered;
   uint64_t address = 12345;
@@ -85,7 +85,7 @@ TEST(HbmScenario, ScatteredSmallReadsAreSlowerPerByteThanStreaming) {
 
 TEST(HbmScenario, TwoConcurrentStreamsEachGetAboutHalf) {
   test::claimElaboration();
-  const ChipConfig config = test::shippedPlatform("jalapeno").chip;
+  const ChipConfig config = test::shippedPlatform("jalapeno").chipConfig(0);
   Chip chip("chip", config);
   const uint64_t bytes = 512ull << 20;
   TrafficGenerator a("a", stream(0, bytes, 32ull << 20));
@@ -103,7 +103,7 @@ TEST(HbmScenario, TwoConcurrentStreamsEachGetAboutHalf) {
 // row conflict each time; FR-FCFS serves a queued request to the open row first.
 TEST(HbmScenario, FrFcfsFindsMoreRowHitsThanFcfsUnderContention) {
   test::claimElaboration();
-  MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;
+  MemoryControllerConfig config = test::shippedPlatform("jalapeno").chipConfig(0).hbm;
   config.channels = 1;
   config.bandwidthBytesPerS = 64e9;
   config.scheduler = "fcfs";
@@ -151,7 +151,7 @@ TEST(HbmScenario, FrFcfsFindsMoreRowHitsThanFcfsUnderContention) {
 // mode in one elaboration, the same mix of streams, small reads and writes.
 TEST(HbmScenario, LooselyAndApproximatelyTimedAgreeOnUncontendedTraffic) {
   test::claimElaboration();
-  const MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;
+  const MemoryControllerConfig config = test::shippedPlatform("jalapeno").chipConfig(0).hbm;
   MemoryController lt("lt", config);
   MemoryController at("at", config);
   std::vector<TrafficGenerator::Request> mix = stream(0, 256ull << 20, 8ull << 20);
@@ -172,7 +172,7 @@ TEST(HbmScenario, LooselyAndApproximatelyTimedAgreeOnUncontendedTraffic) {
 
 TEST(HbmScenario, AccessBeyondCapacityIsAnAddressError) {
   test::claimElaboration();
-  MemoryControllerConfig config = test::shippedPlatform("jalapeno").chip.hbm;
+  MemoryControllerConfig config = test::shippedPlatform("jalapeno").chipConfig(0).hbm;
   config.capacityBytes = 1 << 20;
   MemoryController mc("hbm", config);
   TrafficGenerator gen("gen", {memoryRequest(tlm::OpKind::kRead, (1 << 20) - 64, 128)});

@@ -14,7 +14,7 @@ using test::decodeStep;
 using test::shippedModel;
 
 hw::ChipConfig shippedChip(const std::string& platform) {
-  return test::shippedPlatform(platform).chip;
+  return test::shippedPlatform(platform).chipConfig(0);
 }
 
 TEST(Model, Llama70bParameterCountMatchesThePublishedFigure) {

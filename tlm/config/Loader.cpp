@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -88,25 +89,86 @@ std::string resolveConfigFile(const std::string& optionName, const std::string& 
 
 namespace {
 
-// Sets root[a][b][c] = value for the dotted path "a.b.c", creating maps on the way.
-void applyOverride(YAML::Node map, const std::string& dotted, const std::string& fullPath, const YAML::Node& value,
-                   const std::string& where) {
+// One segment of an override path: "key" or "key[3]" (one index at most).
+struct Segment {
+  std::string key;
+  std::optional<std::size_t> index;
+};
+
+Segment parseSegment(const std::string& text, const std::string& where) {
+  const std::size_t open = text.find('[');
+  if (open == std::string::npos) return Segment{text, std::nullopt};
+  const std::string digits = text.substr(open + 1, text.size() - open - 2);
+  if (open == 0 || text.back() != ']' || digits.empty() ||
+      digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 6) {
+    throw ConfigError(ErrorKind::kBadOverride, where,
+                      fmt::format("'{}' is not a key or key[index] (e.g. chip_types[0])", text));
+  }
+  return Segment{text.substr(0, open), static_cast<std::size_t>(std::stoul(digits))};
+}
+
+bool isInclude(const YAML::Node& node) {
+  return node.IsMap() && node.size() == 1 && node["include"];
+}
+
+// Sets root[a][b][c] = value for the dotted path "a.b.c" (segments may index lists: "a[0].b"),
+// creating maps on the way. Below an {include: FILE} map the rest of the path is handed to the
+// include (returned as the deferred override) and applied when the include is loaded.
+std::optional<Source::Deferred> applyOverride(YAML::Node map, const std::string& dotted, const std::string& done,
+                                              const YAML::Node& value, const std::string& valueText,
+                                              const std::string& where) {
   const std::size_t dot = dotted.find('.');
-  const std::string key = dotted.substr(0, dot);
+  const Segment segment = parseSegment(dotted.substr(0, dot), where);
+  const std::string here = done + "." + segment.key;
   if (map.IsDefined() && !map.IsMap() && !map.IsNull()) {
     throw ConfigError(ErrorKind::kBadOverride, where,
-                      fmt::format("cannot set '{}': its parent is {}, not a map", fullPath, describeShape(map)));
+                      fmt::format("cannot set '{}': its parent is {}, not a map", here, describeShape(map)));
   }
+  if (!segment.index) {
+    if (dot == std::string::npos) {
+      map[segment.key] = value;
+      return std::nullopt;
+    }
+    const YAML::Node next = map[segment.key];  // creates an empty entry when missing
+    if (isInclude(next)) return Source::Deferred{here, dotted.substr(dot + 1), valueText, where};
+    return applyOverride(next, dotted.substr(dot + 1), here, value, valueText, where);
+  }
+  // Note: YAML::Node assignment copies content into the referenced node, so every step below
+  // binds a fresh handle instead of reassigning one.
+  const YAML::Node list = map[segment.key];
+  if (!list.IsSequence() || *segment.index >= list.size()) {
+    throw ConfigError(
+        ErrorKind::kBadOverride, where,
+        fmt::format("cannot set '{}[{}]': '{}' is {}", here, *segment.index, here,
+                    list.IsSequence() ? fmt::format("a list of {} entries", list.size()) : describeShape(list)));
+  }
+  const std::string path = fmt::format("{}[{}]", here, *segment.index);
+  YAML::Node element = list[*segment.index];
   if (dot == std::string::npos) {
-    map[key] = value;
-    return;
+    element = value;
+    return std::nullopt;
   }
-  YAML::Node next = map[key];  // creates an empty entry when missing
-  applyOverride(next, dotted.substr(dot + 1), fullPath, value, where);
+  if (isInclude(element)) return Source::Deferred{path, dotted.substr(dot + 1), valueText, where};
+  return applyOverride(element, dotted.substr(dot + 1), path, value, valueText, where);
+}
+
+struct PendingOverride {
+  std::string path;   // below the root
+  std::string value;  // YAML text
+  std::string where;  // location for errors
+};
+
+std::vector<PendingOverride> fromOptions(const std::string& rootKey,
+                                         const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<PendingOverride> out;
+  for (const auto& [path, value] : overrides) {
+    out.push_back(PendingOverride{path, value, fmt::format("--set {}.{}={}", rootKey, path, value)});
+  }
+  return out;
 }
 
 Node finish(const std::string& rootKey, YAML::Node document, std::shared_ptr<Source> source,
-            const std::vector<std::pair<std::string, std::string>>& overrides) {
+            const std::vector<PendingOverride>& overrides) {
   if (!document || document.IsNull()) {
     throw ConfigError(ErrorKind::kEmptyFile, source->file,
                       fmt::format("the file is empty; expected a {} map", rootKey));
@@ -115,26 +177,29 @@ Node finish(const std::string& rootKey, YAML::Node document, std::shared_ptr<Sou
     throw ConfigError(ErrorKind::kWrongType, source->file,
                       fmt::format("expected the file to hold a {} map, got {}", rootKey, describeShape(document)));
   }
-  for (const auto& [path, text] : overrides) {
+  for (const PendingOverride& override : overrides) {
+    const std::string& path = override.path;
+    const std::string& text = override.value;
     const std::string fullPath = rootKey + "." + path;
-    const std::string where = fmt::format("--set {}={}", fullPath, text);
+    const std::string& where = override.where;
     YAML::Node value;
     try {
       value = YAML::Load(text);
     } catch (const YAML::Exception& e) {
       throw ConfigError(ErrorKind::kBadOverride, where, fmt::format("value is not valid YAML: {}", e.msg));
     }
-    applyOverride(document, path, fullPath, value, where);
-    source->overrideText[fullPath] = where;
+    if (auto deferred = applyOverride(document, path, rootKey, value, text, where)) {
+      source->deferred.push_back(std::move(*deferred));
+    } else {
+      source->overrideText[fullPath] = where;
+    }
   }
   return Node(document, std::move(source), rootKey);
 }
 
-}  // namespace
-
-Node loadConfigText(const std::string& rootKey, const std::string& text, const std::string& sourceName,
-                    const std::vector<std::pair<std::string, std::string>>& overrides) {
-  auto source = std::make_shared<Source>(Source{sourceName, {}});
+Node parseText(const std::string& rootKey, const std::string& text, const std::string& sourceName,
+               const std::vector<PendingOverride>& overrides) {
+  auto source = std::make_shared<Source>(Source{sourceName, {}, {}, {}});
   YAML::Node document;
   try {
     document = YAML::Load(text);
@@ -147,8 +212,7 @@ Node loadConfigText(const std::string& rootKey, const std::string& text, const s
   return finish(rootKey, std::move(document), std::move(source), overrides);
 }
 
-Node loadConfigFile(const std::string& rootKey, const std::string& file,
-                    const std::vector<std::pair<std::string, std::string>>& overrides) {
+std::string readFile(const std::string& rootKey, const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   std::error_code ec;
   if (!in || fs::is_directory(file, ec)) {
@@ -156,7 +220,31 @@ Node loadConfigFile(const std::string& rootKey, const std::string& file,
   }
   std::ostringstream text;
   text << in.rdbuf();
-  return loadConfigText(rootKey, text.str(), file, overrides);
+  return text.str();
+}
+
+}  // namespace
+
+Node loadConfigText(const std::string& rootKey, const std::string& text, const std::string& sourceName,
+                    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  return parseText(rootKey, text, sourceName, fromOptions(rootKey, overrides));
+}
+
+Node loadConfigFile(const std::string& rootKey, const std::string& file,
+                    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  return parseText(rootKey, readFile(rootKey, file), file, fromOptions(rootKey, overrides));
+}
+
+Node loadIncludedFile(const Node& includer, const std::string& file) {
+  std::vector<PendingOverride> overrides;
+  for (const Source::Deferred& d : includer.source()->deferred) {
+    if (d.at == includer.path()) overrides.push_back(PendingOverride{d.path, d.value, d.where});
+  }
+  Node loaded = parseText(includer.path(), readFile(includer.path(), file), file, overrides);
+  auto source = std::const_pointer_cast<Source>(loaded.source());
+  source->includedFrom = includer.source()->includedFrom;
+  source->includedFrom.push_back(includer.source()->file);
+  return loaded;
 }
 
 }  // namespace scoville::config

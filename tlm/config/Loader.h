@@ -47,4 +47,8 @@ Node loadConfigFile(const std::string& rootKey, const std::string& file,
 Node loadConfigText(const std::string& rootKey, const std::string& text, const std::string& sourceName,
                     const std::vector<std::pair<std::string, std::string>>& overrides = {});
 
+/// Loads FILE for an `{include: FILE}` map at `includer`: the file's root map keeps includer's key
+/// path, and the --set options aimed below the include (Source::deferred) are applied to it.
+Node loadIncludedFile(const Node& includer, const std::string& file);
+
 }  // namespace scoville::config

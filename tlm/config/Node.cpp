@@ -33,6 +33,17 @@ Node Node::child(const YAML::Node& node, const std::string& key) const {
   return Node(node, m_source, m_path.empty() ? key : m_path + "." + key);
 }
 
+Node Node::at(const std::string& key) const {
+  if (!m_node.IsMap()) return *this;
+  const YAML::Node value = m_node[key];
+  return value ? child(value, key) : *this;
+}
+
+Node Node::at(std::size_t index) const {
+  if (!m_node.IsSequence() || index >= m_node.size()) return *this;
+  return Node(m_node[index], m_source, fmt::format("{}[{}]", m_path, index));
+}
+
 void Node::fail(ErrorKind kind, const std::string& message) const {
   throw ConfigError(kind, location(), message);
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tlm/config/ConfigError.h"
 
@@ -16,6 +17,15 @@ namespace scoville::config {
 struct Source {
   std::string file;                                 ///< path as given by the user
   std::map<std::string, std::string> overrideText;  ///< dotted path -> "--set path=value"
+  std::vector<std::string> includedFrom;            ///< files that included this one, outermost first
+  /// A --set option aimed below an {include: FILE} map, applied when that file is loaded.
+  struct Deferred {
+    std::string at;     ///< key path of the include map, e.g. "platform.chip_types[0]"
+    std::string path;   ///< the rest of the dotted path, below the included map
+    std::string value;  ///< value text
+    std::string where;  ///< "--set full.path=value", for error locations
+  };
+  std::vector<Deferred> deferred;
 };
 
 class Node {
@@ -31,6 +41,11 @@ class Node {
   std::string locationOf(const YAML::Node& node, const std::string& path) const;
 
   Node child(const YAML::Node& node, const std::string& key) const;
+  /// The node under `key` of this map, or this node itself when the key is absent (so that an
+  /// error about a defaulted key points at its parent).
+  Node at(const std::string& key) const;
+  /// Element `index` of this list, or this node itself when there is no such element.
+  Node at(std::size_t index) const;
   const std::shared_ptr<const Source>& source() const { return m_source; }
 
   /// Throws ConfigError of `kind` at this node's location.

@@ -1,5 +1,9 @@
 #include "tlm/config/Schema.h"
 
+#include <filesystem>
+
+#include "tlm/config/Loader.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -70,6 +74,44 @@ long long readInteger(const Node& node, const Range& range) {
   }
   checkRange(node, static_cast<double>(value), range, text);
   return value;
+}
+
+std::optional<Node> resolveInclude(const Node& node) {
+  const YAML::Node& map = node.yaml();
+  if (!map.IsMap() || map.size() != 1 || !map["include"]) return std::nullopt;
+  const std::string name = node.child(map["include"], "include").scalar("a file name");
+  std::filesystem::path file(name);
+  if (file.is_relative()) file = std::filesystem::path(node.source()->file).parent_path() / file;
+  if (node.source()->file == file.string()) {
+    node.fail(ErrorKind::kInvalidConfig, fmt::format("include '{}' includes the file it is in", name));
+  }
+  int depth = 0;
+  for (const std::string& from : node.source()->includedFrom) {
+    ++depth;
+    if (from == file.string() || depth >= 8) {  // a cycle, or a chain too deep to be intended
+      node.fail(ErrorKind::kInvalidConfig, fmt::format("include '{}' nests too deep or includes itself", name));
+    }
+  }
+  try {
+    return loadIncludedFile(node, file.string());
+  } catch (const ConfigError& e) {
+    // Name the including key too: the file alone does not say who asked for it.
+    throw ConfigError(e.kind(), e.location(),
+                      fmt::format("{} (included by '{}' at {})", e.message(), node.path(), node.location()));
+  }
+}
+
+std::vector<int> readIntegerList(const Node& node, const Range& range, bool allowEmpty) {
+  const YAML::Node& list = node.yaml();
+  if (!list.IsSequence() || (!allowEmpty && list.size() == 0)) {
+    node.fail(ErrorKind::kWrongType, fmt::format("key '{}' expects a {}list of integers, got {}", node.path(),
+                                                 allowEmpty ? "" : "non-empty ", describeShape(list)));
+  }
+  std::vector<int> values;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    values.push_back(static_cast<int>(readInteger(node.at(i), range)));
+  }
+  return values;
 }
 
 bool readFlag(const Node& node) {

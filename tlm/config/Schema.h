@@ -115,11 +115,17 @@ void writeMarkdown(std::ostream& out, const std::vector<const SchemaBase*>& root
 double readQuantity(const Node& node, Dimension dimension, const Range& range);
 double readNumber(const Node& node, const Range& range);
 long long readInteger(const Node& node, const Range& range);
+std::vector<int> readIntegerList(const Node& node, const Range& range, bool allowEmpty);
 bool readFlag(const Node& node);
 std::string readText(const Node& node);
 std::string readChoice(const Node& node, const std::vector<std::string>& options);
 /// Reads `{impl: NAME}` with NAME one of `names`; any other key is an unknown-key error.
 std::string readImplementation(const Node& node, const std::vector<std::string>& names);
+/// When `node` is a map whose only key is `include`, loads the YAML file it names (relative to the
+/// including file's folder unless absolute) and returns its root map, located in that file and
+/// keeping `node`'s key path; else nothing. Throws kFileNotFound, kEmptyFile, kYamlSyntax, and
+/// kInvalidConfig for includes nested deeper than 8 (a cycle).
+std::optional<Node> resolveInclude(const Node& node);
 /// Checks that `node` is a map, that its keys are unique and all in `keys`; throws otherwise.
 void checkMapKeys(const Node& node, const std::string& title, const std::vector<std::string>& keys);
 
@@ -207,14 +213,33 @@ class Schema : public SchemaBase {
     return std::move(*this);
   }
 
-  /// A list of nested maps, each parsed by another schema. An empty list is an error.
+  /// A nested map that may be absent (then the member stays empty); checks decide when it is needed.
+  template <class C>
+  Schema&& optionalChild(std::string key, std::optional<C> T::*member, const Schema<C>& schema,
+                         std::string description) && {
+    m_children.push_back(&schema);
+    add(std::move(key), fmt::format("map: [{}](#{})", schema.title(), schema.title()), Need{false, "~"}, "",
+        std::move(description), [member, &schema](T& out, const Node& n) {
+          if (n.yaml().IsNull()) {
+            out.*member = std::nullopt;
+          } else {
+            out.*member = schema.parse(n);
+          }
+        });
+    return std::move(*this);
+  }
+
+  /// A list of nested maps, each parsed by another schema. An empty list is an error, unless the
+  /// key is optional("[]").
   template <class C>
   Schema&& childList(std::string key, std::vector<C> T::*member, const Schema<C>& schema, Need need,
                      std::string description) && {
     m_children.push_back(&schema);
+    const bool allowEmpty = !need.isRequired && need.defaultText == "[]";
     add(std::move(key), fmt::format("list of map: [{}](#{})", schema.title(), schema.title()), std::move(need),
-        "at least one entry", std::move(description), [member, &schema](T& out, const Node& n) {
-          if (!n.yaml().IsSequence() || n.yaml().size() == 0) {
+        allowEmpty ? "" : "at least one entry", std::move(description),
+        [member, &schema, allowEmpty](T& out, const Node& n) {
+          if (!n.yaml().IsSequence() || (n.yaml().size() == 0 && !allowEmpty)) {
             n.fail(ErrorKind::kWrongType, fmt::format("key '{}' expects a non-empty list of {} maps, got {}", n.path(),
                                                       schema.title(), describeShape(n.yaml())));
           }
@@ -227,6 +252,29 @@ class Schema : public SchemaBase {
     return std::move(*this);
   }
 
+  /// A list of integers, e.g. `[0, 1, 2, 3]`, each within `range`. `allowEmpty` admits `[]`.
+  Schema&& integerList(std::string key, std::vector<int> T::*member, Need need, Range range, bool allowEmpty,
+                       std::string description) && {
+    Range r = range;
+    if (!r.max || *r.max > static_cast<double>(std::numeric_limits<int>::max())) {
+      r.max = static_cast<double>(std::numeric_limits<int>::max());
+    }
+    std::string rangeText = range.describe();
+    if (!allowEmpty) rangeText = rangeText.empty() ? "non-empty" : "non-empty, each " + rangeText;
+    add(std::move(key), "list of integers", std::move(need), std::move(rangeText), std::move(description),
+        [member, r, allowEmpty](T& out, const Node& n) { out.*member = readIntegerList(n, r, allowEmpty); });
+    return std::move(*this);
+  }
+
+  /// A check across keys or into lists that names the offending element itself: `check` is called
+  /// with the parsed struct and its node after the rules, and throws through Node::fail (use
+  /// Node::at to point into the tree) when the input is wrong.
+  Schema&& check(std::string description, std::function<void(const T&, const Node&)> check) && {
+    m_ruleDocs.push_back(description);
+    m_checks.push_back(std::move(check));
+    return std::move(*this);
+  }
+
   /// A cross-key rule checked after all keys are read; reported at `key`'s location.
   Schema&& rule(std::string key, std::string description, std::function<bool(const T&)> holds) && {
     m_ruleDocs.push_back(description);
@@ -234,8 +282,10 @@ class Schema : public SchemaBase {
     return std::move(*this);
   }
 
-  /// Parses a map node into T. Throws ConfigError on any problem.
+  /// Parses a map node into T. Throws ConfigError on any problem. A map that is exactly
+  /// `{include: FILE}` is replaced by the map FILE holds (see resolveInclude).
   T parse(const Node& node) const {
+    if (const std::optional<Node> included = resolveInclude(node)) return parse(*included);
     checkMapKeys(node, title(), keys());
     T out{};
     for (const Entry& entry : m_entries) {
@@ -256,6 +306,7 @@ class Schema : public SchemaBase {
         throw ConfigError(ErrorKind::kInvalidConfig, where, fmt::format("in '{}': {}", node.path(), r.description));
       }
     }
+    for (const auto& check : m_checks) check(out, node);
     return out;
   }
 
@@ -281,7 +332,7 @@ class Schema : public SchemaBase {
       // The default is parsed by the same reader as user input; a bad default fails at start-up.
       defaultNode = std::make_shared<YAML::Node>(YAML::Load(need.defaultText));
       T probe{};
-      auto source = std::make_shared<Source>(Source{fmt::format("<default of {}.{}>", title(), key), {}});
+      auto source = std::make_shared<Source>(Source{fmt::format("<default of {}.{}>", title(), key), {}, {}, {}});
       parse(probe, Node(*defaultNode, source, title() + "." + key));
     }
     m_fieldDocs.push_back(FieldDoc{key, type, need.isRequired, need.defaultText, std::move(rangeText), description});
@@ -291,6 +342,7 @@ class Schema : public SchemaBase {
 
   std::vector<Entry> m_entries;
   std::vector<RuleEntry> m_rules;
+  std::vector<std::function<void(const T&, const Node&)>> m_checks;
 };
 
 }  // namespace scoville::config

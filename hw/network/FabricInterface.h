@@ -1,0 +1,55 @@
+#pragma once
+// A chip's fabric interface: the target its engines send kSend messages to, and the DMA logic
+// that stripes each message over the chip's fabric lanes.
+//
+// A lane is one path into the fabric: a switch plane (switched topology) or the single attachment
+// to a direct or multi-tier fabric. A message of B bytes is cut into one part per lane in
+// proportion to the lane weights (the ports each lane holds): lane i gets floor(B w_i / W) bytes,
+// and the B - sum remaining bytes go one each to the first lanes. Parts go out together at the
+// message's arrival time; the message completes when its last part has arrived (the largest
+// annotated delay), and its response is the first error any part returned.
+
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <cstdint>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "tlm/PayloadPool.h"
+#include "tlm/stats/StatsGroup.h"
+
+namespace scoville::hw {
+
+class FabricInterface : public sc_core::sc_module {
+ public:
+  /// Accepts kSend payloads with srcChip == chip(); others get TLM_COMMAND_ERROR_RESPONSE. May
+  /// stay unbound: a chip with nothing to send (an idle replica) leaves it so.
+  tlm_utils::simple_target_socket_optional<FabricInterface> fromChip;
+  /// Binding i is lane i; bind exactly laneWeights.size() targets.
+  tlm_utils::multi_passthrough_initiator_socket<FabricInterface> toFabric;
+
+  /// Throws std::invalid_argument for no lanes or a non-positive weight.
+  FabricInterface(const sc_core::sc_module_name& name, int chip, std::vector<double> laneWeights);
+  FabricInterface(const FabricInterface&) = delete;
+  FabricInterface& operator=(const FabricInterface&) = delete;
+
+  int chip() const { return m_chip; }
+  /// Bytes of a `bytes` message that lane `lane` carries.
+  uint64_t partBytes(uint64_t bytes, std::size_t lane) const;
+  const stats::Group& stats() const { return m_stats; }
+
+ private:
+  void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  void end_of_elaboration() override;
+
+  int m_chip;
+  std::vector<double> m_weights;
+  double m_totalWeight = 0.0;
+  tlm::PayloadPool m_pool;
+  stats::Group m_stats;
+  stats::Counter& m_messages;
+  stats::Counter& m_bytes;
+};
+
+}  // namespace scoville::hw

@@ -1,0 +1,623 @@
+// Graph-routed inter-chip fabric: builders, validation, routing and bisection as plain tests, and
+// timing scenarios with one SystemC elaboration per test (one process per test under ctest).
+// Expectations are hand arithmetic, written out in the comments.
+//
+// Link used throughout: 100 GB/s per direction, 250 ns, 4096 B MTU, 64 B header. A 1 MiB message
+// is 256 packets, W = 1048576 + 256 x 64 = 1064960 wire bytes, serialised in S = 10649.6 ns; all
+// values are whole picoseconds, so simulated times are exact.
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hw/network/GraphFabric.h"
+#include "test/support/Elaboration.h"
+#include "test/support/TrafficGenerator.h"
+#include "tlm/ActivityBus.h"
+
+namespace scoville::hw {
+namespace {
+
+using test::TrafficGenerator;
+
+constexpr double kBandwidth = 100e9;
+constexpr double kLatency = 250e-9;
+constexpr double kMtu = 4096;
+constexpr double kHeader = 64;
+constexpr double kForward = 50e-9;    // chip forwarding latency (ring, torus)
+constexpr double kLeafHop = 100e-9;   // leaf switch
+constexpr double kSpineHop = 200e-9;  // spine switch
+constexpr uint64_t kMiB = 1 << 20;
+constexpr double kWire = 1064960;               // wire bytes of 1 MiB
+constexpr double kSerial = kWire / kBandwidth;  // 10649.6 ns
+constexpr double kTick = 1e-12;                 // kernel resolution: slack for exact-bound comparisons
+
+LinkConfig link(double bandwidth = kBandwidth) {
+  LinkConfig c;
+  c.bandwidthBytesPerS = bandwidth;
+  c.latencyS = kLatency;
+  c.mtuBytes = kMtu;
+  c.headerBytes = kHeader;
+  return c;
+}
+
+sc_core::sc_time ps(double picoseconds) {
+  return sc_core::sc_time(picoseconds, sc_core::SC_PS);
+}
+
+TrafficGenerator::Request send(int src, int dst, uint64_t bytes, sc_core::sc_time release = sc_core::SC_ZERO_TIME) {
+  TrafficGenerator::Request r;
+  r.op.kind = tlm::OpKind::kSend;
+  r.op.srcChip = src;
+  r.op.dstChip = dst;
+  r.op.bytes = bytes;
+  r.release = release;
+  return r;
+}
+
+/// Runs `make` and checks it throws std::invalid_argument whose message holds every `parts`.
+template <class Make>
+void expectInvalid(Make make, const std::vector<std::string>& parts) {
+  try {
+    make();
+    ADD_FAILURE() << "no exception; expected one naming " << parts.front();
+  } catch (const std::invalid_argument& e) {
+    for (const std::string& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builders and validation
+
+TEST(FabricGraph, FullMeshHasOneBundlePerPair) {
+  const FabricGraph g = fullMeshGraph(8, link(), 2);
+  EXPECT_EQ(g.chips, 8);
+  EXPECT_EQ(g.nodes(), 8);
+  ASSERT_EQ(g.edges.size(), 28u);  // 8 x 7 / 2
+  for (const auto& e : g.edges) {
+    EXPECT_LT(e.a, e.b);
+    EXPECT_DOUBLE_EQ(e.link.bandwidthBytesPerS, 2 * kBandwidth);  // two parallel links aggregated
+    EXPECT_DOUBLE_EQ(e.link.latencyS, kLatency);
+  }
+  EXPECT_EQ(g.edges.front().a, 0);
+  EXPECT_EQ(g.edges.front().b, 1);
+  EXPECT_EQ(g.edges.back().a, 6);
+  EXPECT_EQ(g.edges.back().b, 7);
+  EXPECT_NO_THROW(g.validate());
+}
+
+TEST(FabricGraph, RingHasOneEdgePerChipAndTwoChipsShareOne) {
+  const FabricGraph ring = ringGraph(8, link(), 1);
+  ASSERT_EQ(ring.edges.size(), 8u);
+  EXPECT_EQ(ring.edges.back().a, 7);  // the closing edge 7 - 0
+  EXPECT_EQ(ring.edges.back().b, 0);
+  EXPECT_NO_THROW(ring.validate());
+  const FabricGraph pair = ringGraph(2, link(), 3);
+  ASSERT_EQ(pair.edges.size(), 1u);  // both neighbour bundles join the same pair: 2 x 3 links
+  EXPECT_DOUBLE_EQ(pair.edges[0].link.bandwidthBytesPerS, 6 * kBandwidth);
+}
+
+TEST(FabricGraph, TorusWrapsEveryDimension) {
+  // 4 x 4: two dimensions of size 4, one +1 edge per chip per dimension: 2 x 16 = 32.
+  const FabricGraph t44 = torusGraph({4, 4}, link(), 1);
+  EXPECT_EQ(t44.chips, 16);
+  EXPECT_EQ(t44.edges.size(), 32u);
+  EXPECT_NO_THROW(t44.validate());
+  // Row-major ids: chip 0 = (0,0) links to (0,1) = 1 and (1,0) = 4; chip 3 = (0,3) wraps to 0.
+  EXPECT_EQ(t44.edges[0].b, 4);
+  EXPECT_EQ(t44.edges[1].b, 1);
+  EXPECT_EQ(t44.edges[7].a, 3);
+  EXPECT_EQ(t44.edges[7].b, 0);
+  // 4 x 2: size-4 dimension 8 edges, size-2 dimension one double edge per pair: 4.
+  const FabricGraph t42 = torusGraph({4, 2}, link(), 1);
+  EXPECT_EQ(t42.edges.size(), 12u);
+  int doubled = 0;
+  for (const auto& e : t42.edges) doubled += e.link.bandwidthBytesPerS == 2 * kBandwidth ? 1 : 0;
+  EXPECT_EQ(doubled, 4);
+  // 3 x 1 x 3: the size-1 dimension adds nothing: 9 + 9.
+  EXPECT_EQ(torusGraph({3, 1, 3}, link(), 1).edges.size(), 18u);
+  // 2 x 2 x 2: 4 double edges per dimension.
+  EXPECT_EQ(torusGraph({2, 2, 2}, link(), 1).edges.size(), 12u);
+  // A one-dimensional torus is a ring.
+  const FabricGraph ring = ringGraph(5, link(), 2);
+  const FabricGraph t5 = torusGraph({5}, link(), 2);
+  ASSERT_EQ(ring.edges.size(), t5.edges.size());
+  for (std::size_t i = 0; i < ring.edges.size(); ++i) {
+    EXPECT_EQ(ring.edges[i].a, t5.edges[i].a);
+    EXPECT_EQ(ring.edges[i].b, t5.edges[i].b);
+  }
+}
+
+TEST(FabricGraph, LeafSpineConnectsEveryLeafToEverySpine) {
+  // 16 chips, 4 per leaf: 4 leaves (nodes 16..19), 2 spines (20, 21); 16 chip edges + 4 x 2 uplinks.
+  const FabricGraph g = leafSpineGraph(16, 4, 2, link(), 2, link(), 3, kLeafHop, kSpineHop);
+  EXPECT_EQ(g.nodes(), 22);
+  ASSERT_EQ(g.switchHopLatencyS.size(), 6u);
+  EXPECT_DOUBLE_EQ(g.switchHopLatencyS[3], kLeafHop);
+  EXPECT_DOUBLE_EQ(g.switchHopLatencyS[4], kSpineHop);
+  ASSERT_EQ(g.edges.size(), 24u);
+  EXPECT_EQ(g.edges[5].a, 5);
+  EXPECT_EQ(g.edges[5].b, 17);
+  EXPECT_DOUBLE_EQ(g.edges[5].link.bandwidthBytesPerS, 2 * kBandwidth);
+  EXPECT_EQ(g.edges[16].a, 16);
+  EXPECT_EQ(g.edges[16].b, 20);
+  EXPECT_DOUBLE_EQ(g.edges[16].link.bandwidthBytesPerS, 3 * kBandwidth);
+  EXPECT_NO_THROW(g.validate());
+  // 10 chips, 4 per leaf: ceil(10 / 4) = 3 leaves (the last holds 2), 3 spines: 10 + 9 edges.
+  const FabricGraph partial = leafSpineGraph(10, 4, 3, link(), 1, link(), 1, kLeafHop, kSpineHop);
+  EXPECT_EQ(partial.nodes(), 16);
+  EXPECT_EQ(partial.edges.size(), 19u);
+  EXPECT_EQ(partial.edges[9].b, 12);  // chip 9 on leaf 2 = node 10 + 2
+  // A single leaf needs no spine.
+  const FabricGraph single = leafSpineGraph(8, 8, 0, link(), 1, link(), 1, kLeafHop, kSpineHop);
+  EXPECT_EQ(single.edges.size(), 8u);
+  EXPECT_NO_THROW(single.validate());
+}
+
+TEST(FabricGraph, BuildersRejectImpossibleShapes) {
+  expectInvalid([] { ringGraph(1, link(), 1); }, {"ringGraph", "chips"});
+  expectInvalid([] { fullMeshGraph(4, link(), 0); }, {"fullMeshGraph", "linksPerPair"});
+  expectInvalid([] { torusGraph({4, 0}, link(), 1); }, {"torusGraph", "dimension"});
+  expectInvalid([] { torusGraph({1, 1}, link(), 1); }, {"torusGraph", "2 chips"});
+  expectInvalid([] { leafSpineGraph(16, 4, 0, link(), 1, link(), 1, kLeafHop, kSpineHop); },
+                {"leafSpineGraph", "4 leaves", "spine"});
+}
+
+TEST(FabricGraph, ValidateNamesTheProblem) {
+  FabricGraph split;  // chips {0, 1} and {2, 3} never meet
+  split.chips = 4;
+  split.edges = {{0, 1, link()}, {2, 3, link()}};
+  expectInvalid([&] { split.validate(); }, {"chip 0 cannot reach chip 2"});
+
+  FabricGraph dangling;  // switch node 2 has no edge
+  dangling.chips = 2;
+  dangling.switchHopLatencyS = {kLeafHop};
+  dangling.edges = {{0, 1, link()}};
+  expectInvalid([&] { dangling.validate(); }, {"dangling switch", "node 2"});
+
+  FabricGraph loop = fullMeshGraph(3, link(), 1);
+  loop.edges.push_back({1, 1, link()});
+  expectInvalid([&] { loop.validate(); }, {"edge 3", "self loop", "chip 1"});
+
+  FabricGraph outside = fullMeshGraph(3, link(), 1);
+  outside.edges.push_back({0, 5, link()});
+  expectInvalid([&] { outside.validate(); }, {"edge 3", "node 5", "out of range [0, 3)"});
+  FabricGraph negative = fullMeshGraph(3, link(), 1);
+  negative.edges[1].a = -1;
+  expectInvalid([&] { negative.validate(); }, {"edge 1", "node -1", "out of range"});
+
+  FabricGraph twice = fullMeshGraph(3, link(), 1);
+  twice.edges.push_back({2, 0, link()});
+  expectInvalid([&] { twice.validate(); }, {"edge 3", "chip 0", "chip 2", "edge 1"});
+
+  FabricGraph stalled = fullMeshGraph(3, link(), 1);
+  stalled.edges[2].link.bandwidthBytesPerS = 0;
+  expectInvalid([&] { stalled.validate(); }, {"edge 2", "bandwidth"});
+
+  // The constructors of the routes and of the module refuse the same graphs.
+  expectInvalid([&] { FabricRoutes routes(split); }, {"chip 0 cannot reach chip 2"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+TEST(FabricRouting, FullMeshIsOneHopEverywhere) {
+  const FabricRoutes routes(fullMeshGraph(8, link(), 1));
+  for (int s = 0; s < 8; ++s) {
+    for (int d = 0; d < 8; ++d) EXPECT_EQ(routes.hops(s, d), s == d ? 0 : 1);
+  }
+  EXPECT_EQ(routes.pathNodes(3, 6), (std::vector<int>{3, 6}));
+  EXPECT_EQ(routes.pathNodes(2, 2), (std::vector<int>{2}));
+  EXPECT_THROW(routes.hops(0, 8), std::out_of_range);
+}
+
+TEST(FabricRouting, RingTakesTheShorterWayRound) {
+  const FabricRoutes routes(ringGraph(8, link(), 1));
+  EXPECT_EQ(routes.hops(0, 4), 4);
+  EXPECT_EQ(routes.hops(0, 3), 3);
+  EXPECT_EQ(routes.hops(0, 5), 3);
+  EXPECT_EQ(routes.pathNodes(0, 3), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(routes.pathNodes(0, 5), (std::vector<int>{0, 7, 6, 5}));
+  // Opposite chips: both ways are 4 hops. 0 -> 4: neighbours {1, 7}, hash 0 x 31 + 4 = 4, 4 mod 2 = 0
+  // -> 1. 4 -> 0: neighbours {3, 5}, hash 124 mod 2 = 0 -> 3. 1 -> 5: {0, 2}, hash 36 mod 2 = 0 -> 0.
+  // 2 -> 6: {1, 3}, hash 68 mod 2 = 0 -> 1. 3 -> 7: {2, 4}, hash 100 mod 2 = 0 -> 2.
+  EXPECT_EQ(routes.pathNodes(0, 4), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(routes.pathNodes(4, 0), (std::vector<int>{4, 3, 2, 1, 0}));
+  EXPECT_EQ(routes.pathNodes(1, 5), (std::vector<int>{1, 0, 7, 6, 5}));
+  // 5 -> 1: neighbours {4, 6}, hash 156 mod 2 = 0 -> 4.
+  EXPECT_EQ(routes.pathNodes(5, 1), (std::vector<int>{5, 4, 3, 2, 1}));
+  for (int s = 0; s < 8; ++s) {
+    for (int d = 0; d < 8; ++d) {
+      const int around = (d - s + 8) % 8;
+      EXPECT_EQ(routes.hops(s, d), std::min(around, 8 - around)) << s << " -> " << d;
+    }
+  }
+}
+
+TEST(FabricRouting, TorusHopsAreTheWrappedManhattanDistance) {
+  const FabricRoutes routes(torusGraph({4, 4}, link(), 1));
+  EXPECT_EQ(routes.hops(0, 10), 4);  // (0,0) -> (2,2): 2 + 2
+  EXPECT_EQ(routes.hops(0, 15), 2);  // (0,0) -> (3,3): 1 + 1 over the wrap-around links
+  EXPECT_EQ(routes.hops(5, 6), 1);
+  int longest = 0;
+  for (int s = 0; s < 16; ++s) {
+    for (int d = 0; d < 16; ++d) {
+      const int dr = std::abs(s / 4 - d / 4);
+      const int dc = std::abs(s % 4 - d % 4);
+      EXPECT_EQ(routes.hops(s, d), std::min(dr, 4 - dr) + std::min(dc, 4 - dc)) << s << " -> " << d;
+      longest = std::max(longest, routes.hops(s, d));
+    }
+  }
+  EXPECT_EQ(longest, 4);  // the diameter of a 4 x 4 torus
+}
+
+TEST(FabricRouting, LeafSpineGoesUpOnlyBetweenLeaves) {
+  const FabricRoutes routes(leafSpineGraph(16, 4, 2, link(), 1, link(), 1, kLeafHop, kSpineHop));
+  // Same leaf: chip -> leaf 16 -> chip.
+  EXPECT_EQ(routes.hops(0, 1), 2);
+  EXPECT_EQ(routes.pathNodes(0, 3), (std::vector<int>{0, 16, 3}));
+  // Across leaves: chip -> leaf -> spine -> leaf -> chip. At leaf 16 both spines (20, 21) are on a
+  // shortest path: 0 -> 4 hashes 4, 4 mod 2 = 0 -> spine 20; 1 -> 4 hashes 35 mod 2 = 1 -> spine 21.
+  EXPECT_EQ(routes.hops(0, 4), 4);
+  EXPECT_EQ(routes.pathNodes(0, 4), (std::vector<int>{0, 16, 20, 17, 4}));
+  EXPECT_EQ(routes.pathNodes(1, 4), (std::vector<int>{1, 16, 21, 17, 4}));
+  EXPECT_EQ(routes.hops(15, 0), 4);
+  // With one leaf and no spine every pair is two hops.
+  const FabricRoutes single(leafSpineGraph(8, 8, 0, link(), 1, link(), 1, kLeafHop, kSpineHop));
+  EXPECT_EQ(single.pathNodes(2, 7), (std::vector<int>{2, 8, 7}));
+}
+
+TEST(FabricRouting, EcmpIsDeterministicAndSpreadsFlowsOverSpines) {
+  const FabricGraph g = leafSpineGraph(16, 4, 4, link(), 1, link(), 1, kLeafHop, kSpineHop);
+  const FabricRoutes a(g);
+  const FabricRoutes b(g);
+  // Spines are nodes 20..23. For src s the hash is 31 s + d = 3 s + d (mod 4); each other leaf holds
+  // four consecutive ids, one of each residue, so every spine carries 3 flows per source: 48 of the
+  // 16 x 12 = 192 cross-leaf flows.
+  std::vector<int> perSpine(4, 0);
+  for (int s = 0; s < 16; ++s) {
+    for (int d = 0; d < 16; ++d) {
+      EXPECT_EQ(a.pathNodes(s, d), b.pathNodes(s, d));
+      EXPECT_EQ(a.pathNodes(s, d), a.pathNodes(s, d));
+      if (s / 4 == d / 4) continue;
+      const std::vector<int> path = a.pathNodes(s, d);
+      ASSERT_EQ(path.size(), 5u);
+      EXPECT_EQ(path[2], 20 + static_cast<int>((31u * s + d) % 4));
+      ++perSpine[static_cast<std::size_t>(path[2] - 20)];
+    }
+  }
+  EXPECT_EQ(perSpine, (std::vector<int>{48, 48, 48, 48}));
+  // A torus pair with several shortest paths always takes the same one.
+  const FabricRoutes t1(torusGraph({4, 4}, link(), 1));
+  const FabricRoutes t2(torusGraph({4, 4}, link(), 1));
+  EXPECT_EQ(t1.pathNodes(0, 10), t2.pathNodes(0, 10));
+  EXPECT_EQ(t1.pathNodes(0, 10).size(), 5u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bisection bandwidth (bytes/s per direction); up to 16 chips every balanced split is tried, above
+// that the structured candidates.
+
+TEST(FabricBisection, FullMeshCutsHalfTimesHalfPairs) {
+  // 8 chips, 2 links per pair: 4 x 4 pairs cross, each 200 GB/s.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(fullMeshGraph(8, link(), 2)), 16 * 2 * kBandwidth);
+  // 5 chips: 2 x 3 pairs.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(fullMeshGraph(5, link(), 1)), 6 * kBandwidth);
+  // 32 chips (candidate cuts): 16 x 16 pairs.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(fullMeshGraph(32, link(), 1)), 256 * kBandwidth);
+}
+
+TEST(FabricBisection, RingCutsTwoLinks) {
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(ringGraph(8, link(), 1)), 2 * kBandwidth);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(ringGraph(5, link(), 2)), 2 * 2 * kBandwidth);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(ringGraph(2, link(), 1)), 2 * kBandwidth);  // one double edge
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(ringGraph(32, link(), 1)), 2 * kBandwidth);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(ringGraph(33, link(), 1)), 2 * kBandwidth);
+}
+
+TEST(FabricBisection, TorusCutsAcrossItsLargestDimension) {
+  // Cutting across a dimension of size d severs 2 N / d neighbour bundles (the middle plane and the
+  // wrap-around plane).
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(torusGraph({4, 4}, link(), 1)), 8 * kBandwidth);  // 2 x 16 / 4
+  // 4 x 2: across the 4: 2 x 8 / 4 = 4 bundles; across the 2: 4 double edges = 8 links.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(torusGraph({4, 2}, link(), 1)), 4 * kBandwidth);
+  // 3 x 3 (odd): every 4-chip set has at most 4 internal edges (rows and columns are triangles),
+  // so a 4 | 5 split cuts 4 x 4 - 2 x 4 = 8 edges, not 2 N / d = 6.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(torusGraph({3, 3}, link(), 1)), 8 * kBandwidth);
+  // Above 16 chips (candidate cuts): 8 x 8: 2 x 64 / 8 = 16; 4 x 4 x 4: 2 x 64 / 4 = 32;
+  // 2 x 4 x 8: across the 8, 16 bundles.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(torusGraph({8, 8}, link(), 1)), 16 * kBandwidth);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(torusGraph({4, 4, 4}, link(), 1)), 32 * kBandwidth);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(torusGraph({2, 4, 8}, link(), 2)), 16 * 2 * kBandwidth);
+}
+
+TEST(FabricBisection, LeafSpineIsTheSmallerOfChipAndUplinkSides) {
+  // 16 chips, 4 leaves, 2 spines: half the chips = 2 leaves; chip side 8 x 100, uplink side
+  // 2 leaves x 2 spines x 100 = 400 GB/s.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(leafSpineGraph(16, 4, 2, link(), 1, link(), 1, kLeafHop, kSpineHop)),
+                   4 * kBandwidth);
+  // Four uplinks per leaf and spine: uplink side 1600, chip side 800.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(leafSpineGraph(16, 4, 2, link(), 1, link(), 4, kLeafHop, kSpineHop)),
+                   8 * kBandwidth);
+  // 10 chips on leaves of 4, 4, 2 with 2 spines: a 5 | 5 split must split a leaf; the best is
+  // leaf 0 plus one chip of leaf 1: that chip's link plus leaf 0's two uplinks = 3 links.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(leafSpineGraph(10, 4, 2, link(), 1, link(), 1, kLeafHop, kSpineHop)),
+                   3 * kBandwidth);
+  // One leaf, no spine: 4 chip links.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(leafSpineGraph(8, 8, 0, link(), 1, link(), 1, kLeafHop, kSpineHop)),
+                   4 * kBandwidth);
+  // 64 chips, 8 leaves, 4 spines (candidate cuts): chip side 32 x 100, uplink side 4 x 4 x 100.
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(leafSpineGraph(64, 8, 4, link(), 1, link(), 1, kLeafHop, kSpineHop)),
+                   16 * kBandwidth);
+  EXPECT_DOUBLE_EQ(bisectionBandwidth(leafSpineGraph(64, 8, 4, link(), 1, link(), 4, kLeafHop, kSpineHop)),
+                   32 * kBandwidth);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing scenarios (one elaboration each)
+
+/// Issues all its sends at time zero without waiting for any (a DMA engine with a deep queue),
+/// then stays alive until the last has arrived. Records each send's arrival time.
+class BurstSender : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<BurstSender> socket{"socket"};
+  std::vector<TrafficGenerator::Request> sends;
+  std::vector<sc_core::sc_time> arrivals;
+
+  BurstSender(const sc_core::sc_module_name& name, std::vector<TrafficGenerator::Request> requests)
+      : sc_core::sc_module(name), sends(std::move(requests)) {
+    SC_HAS_PROCESS(BurstSender);
+    SC_THREAD(run);
+  }
+
+ private:
+  void run() {
+    sc_core::sc_time last = sc_core::SC_ZERO_TIME;
+    for (const auto& s : sends) {
+      tlm::PayloadRef payload(m_pool);
+      payload.op() = s.op;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      socket->b_transport(*payload, delay);
+      ASSERT_EQ(payload->get_response_status(), ::tlm::TLM_OK_RESPONSE);
+      arrivals.push_back(sc_core::sc_time_stamp() + delay);
+      last = std::max(last, delay);
+    }
+    wait(last);
+  }
+  tlm::PayloadPool m_pool;
+};
+
+TEST(FabricScenario, SingleHopTakesLatencyPlusSerialisation) {
+  test::claimElaboration();
+  GraphFabric fabric("mesh", fullMeshGraph(4, link(), 1));
+  // 1 MiB: 250 ns + 10649.6 ns = 10899.6 ns. 100 B: 1 packet, 164 wire bytes, 1.64 ns + 250 ns.
+  TrafficGenerator gen("gen", {send(0, 1, kMiB), send(0, 2, 100)});
+  gen.bind(fabric.socket);
+  sc_core::sc_start();
+  ASSERT_EQ(gen.completions().size(), 2u);
+  for (const auto& c : gen.completions()) EXPECT_EQ(c.status, ::tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(gen.completions()[0].end - gen.completions()[0].start, ps(10899600));
+  EXPECT_EQ(gen.completions()[1].end - gen.completions()[1].start, ps(251640));
+  const stats::Group& s = fabric.stats();
+  EXPECT_DOUBLE_EQ(s.value("messages"), 2);
+  EXPECT_DOUBLE_EQ(s.value("bytes"), kMiB + 100.0);
+  EXPECT_DOUBLE_EQ(s.value("mean_hops"), 1);
+  EXPECT_DOUBLE_EQ(s.value("link_0_1_wire_bytes"), kWire);
+  EXPECT_DOUBLE_EQ(s.value("link_0_1_packets"), 256);
+  EXPECT_DOUBLE_EQ(s.value("link_0_2_wire_bytes"), 164);
+  EXPECT_DOUBLE_EQ(s.value("link_1_0_messages"), 0);  // the reverse direction stayed idle
+  EXPECT_DOUBLE_EQ(s.value("link_0_1_busy_time"), kSerial);
+  EXPECT_DOUBLE_EQ(s.value("queue_time"), 0);
+}
+
+TEST(FabricScenario, RingIsCutThroughAcrossForwardingChips) {
+  test::claimElaboration();
+  FabricGraph ring = ringGraph(8, link(), 1);
+  ring.chipForwardLatencyS = kForward;
+  GraphFabric fabric("ring", ring);
+  // 0 -> 4 over 4 links and 3 forwarding chips, one serialisation (cut-through):
+  // 4 x 250 + 3 x 50 + 10649.6 = 11799.6 ns. Store-and-forward would pay 4 x 10649.6.
+  TrafficGenerator gen("gen", {send(0, 4, kMiB)});
+  gen.bind(fabric.socket);
+  sc_core::sc_start();
+  ASSERT_EQ(gen.completions().size(), 1u);
+  const sc_core::sc_time t = gen.completions()[0].end - gen.completions()[0].start;
+  EXPECT_EQ(t, ps(11799600));
+  EXPECT_GE(t.to_seconds() + kTick, kWire / kBandwidth);
+  EXPECT_DOUBLE_EQ(fabric.stats().value("mean_hops"), 4);
+  for (const char* hop : {"link_0_1", "link_1_2", "link_2_3", "link_3_4"}) {
+    EXPECT_DOUBLE_EQ(fabric.stats().value(std::string(hop) + "_wire_bytes"), kWire) << hop;
+  }
+}
+
+TEST(FabricScenario, LeafSpineCrossingEmitsLinkAndSwitchActivity) {
+  test::claimElaboration();
+  GraphFabric fabric("clos", leafSpineGraph(16, 4, 2, link(), 1, link(), 1, kLeafHop, kSpineHop));
+  struct Totals : tlm::ActivityListener {
+    double link = 0, switched = 0, packets = 0;
+    void onActivity(const tlm::ActivityEvent& e) override {
+      if (e.activity == tlm::Activity::kLinkBytes) link += e.amount;
+      if (e.activity == tlm::Activity::kSwitchBytes) switched += e.amount;
+      if (e.activity == tlm::Activity::kSwitchPackets) packets += e.amount;
+    }
+  } totals;
+  tlm::ActivityBus bus;
+  bus.subscribe(totals);
+  fabric.attachActivity(bus);
+  // 0 -> 4: chip, leaf 16, spine 20, leaf 17, chip: 4 x 250 + 100 + 200 + 100 + 10649.6 = 12049.6 ns.
+  // 0 -> 1 afterwards: chip, leaf, chip: 2 x 250 + 100 + 10649.6 = 11249.6 ns.
+  TrafficGenerator gen("gen", {send(0, 4, kMiB), send(0, 1, kMiB)});
+  gen.bind(fabric.socket);
+  sc_core::sc_start();
+  ASSERT_EQ(gen.completions().size(), 2u);
+  EXPECT_EQ(gen.completions()[0].end - gen.completions()[0].start, ps(12049600));
+  EXPECT_EQ(gen.completions()[1].end - gen.completions()[1].start, ps(11249600));
+  // Link bytes on every hop (4 + 2), switch bytes and packets out of every switch (3 + 1).
+  EXPECT_DOUBLE_EQ(totals.link, 6 * kWire);
+  EXPECT_DOUBLE_EQ(totals.switched, 4 * kWire);
+  EXPECT_DOUBLE_EQ(totals.packets, 4 * 256.0);
+  EXPECT_DOUBLE_EQ(fabric.stats().value("mean_hops"), 3);
+  EXPECT_DOUBLE_EQ(fabric.stats().value("link_16_20_messages"), 1);
+  EXPECT_DOUBLE_EQ(fabric.stats().value("link_20_17_messages"), 1);
+}
+
+TEST(FabricScenario, SlowUplinkSetsTheRateOfTheWholePath) {
+  test::claimElaboration();
+  // Uplinks at 50 GB/s: serialisation there is 2 x 10649.6 = 21299.2 ns. Hop by hop (ns):
+  //   h0 chip->leaf:   start 0,    end 10649.6
+  //   h1 leaf->spine:  start 350,  end max(350 + 21299.2, 10649.6 + 350) = 21649.2
+  //   h2 spine->leaf:  start 800,  end max(800 + 21299.2, 21649.2 + 450) = 22099.2
+  //   h3 leaf->chip:   start 1150, end max(1150 + 10649.6, 22099.2 + 350) = 22449.2
+  // last byte in 22449.2 + 250 = 22699.2 = slowest serialisation + 4 latencies + the 3 switch hops.
+  GraphFabric fabric("clos", leafSpineGraph(8, 4, 1, link(), 1, link(50e9), 1, kLeafHop, kSpineHop));
+  TrafficGenerator gen("gen", {send(0, 4, kMiB)});
+  gen.bind(fabric.socket);
+  sc_core::sc_start();
+  ASSERT_EQ(gen.completions().size(), 1u);
+  EXPECT_EQ(gen.completions()[0].end - gen.completions()[0].start, ps(22699200));
+}
+
+TEST(FabricScenario, MessagesSharingADirectedLinkSerialise) {
+  test::claimElaboration();
+  FabricGraph ring = ringGraph(8, link(), 1);
+  ring.chipForwardLatencyS = kForward;
+  GraphFabric fabric("ring", ring);
+  // A: 0 -> 3 (0,1,2,3) at 0; B: 1 -> 3 (1,2,3) at 1 ns shares links 1->2 and 2->3.
+  // A: hop 1->2 ends at 250 + 50 + 10649.6 = 10949.6; 2->3 ends at 11249.6; in at 3 x 250 + 2 x 50
+  //    + 10649.6 = 11499.6 ns.
+  // B: 1->2 starts when A leaves it, 10949.6, ends 21599.2; its head reaches 2->3 at 11249.6 (free
+  //    then), ends max(11249.6 + 10649.6, 21599.2 + 300) = 21899.2; in at 22149.2 ns = A + S.
+  TrafficGenerator a("a", {send(0, 3, kMiB)});
+  TrafficGenerator b("b", {send(1, 3, kMiB, sc_core::sc_time(1, sc_core::SC_NS))});
+  a.bind(fabric.socket);
+  b.bind(fabric.socket);
+  sc_core::sc_start();
+  ASSERT_EQ(a.completions().size(), 1u);
+  ASSERT_EQ(b.completions().size(), 1u);
+  EXPECT_EQ(a.completions()[0].end, ps(11499600));
+  EXPECT_EQ(b.completions()[0].end, ps(22149200));
+  EXPECT_GE(b.completions()[0].end, a.completions()[0].end + ps(10649600));
+  // B's head waited on 1->2 from 1 ns to 10949.6 ns.
+  EXPECT_NEAR(fabric.stats().value("link_1_2_queue_time"), 10948.6e-9, 1e-15);
+  EXPECT_NEAR(fabric.stats().value("queue_time"), 10948.6e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(fabric.stats().value("link_2_3_messages"), 2);
+  EXPECT_DOUBLE_EQ(fabric.stats().value("link_0_1_messages"), 1);
+}
+
+TEST(FabricScenario, OppositeDirectionsOfOneLinkDoNotInterfere) {
+  test::claimElaboration();
+  GraphFabric fabric("pair", fullMeshGraph(2, link(), 1));
+  // Both at time 0, each on its own direction: 250 + 10649.6 = 10899.6 ns each.
+  TrafficGenerator a("a", {send(0, 1, kMiB)});
+  TrafficGenerator b("b", {send(1, 0, kMiB)});
+  a.bind(fabric.socket);
+  b.bind(fabric.socket);
+  sc_core::sc_start();
+  ASSERT_EQ(a.completions().size(), 1u);
+  ASSERT_EQ(b.completions().size(), 1u);
+  EXPECT_EQ(a.completions()[0].end, ps(10899600));
+  EXPECT_EQ(b.completions()[0].end, ps(10899600));
+  EXPECT_DOUBLE_EQ(fabric.stats().value("queue_time"), 0);
+}
+
+TEST(FabricScenario, NoMessageBeatsTheRoofline) {
+  test::claimElaboration();
+  // Every chip of a 4 x 4 torus fires 40 messages of 64 KiB .. 1 MiB at pseudo-random peers, all at
+  // time zero: heavy contention on shared links.
+  FabricGraph torus = torusGraph({4, 4}, link(), 1);
+  torus.chipForwardLatencyS = kForward;
+  GraphFabric fabric("torus", torus);
+  const int chips = 16;
+  std::vector<std::unique_ptr<BurstSender>> senders;
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  for (int c = 0; c < chips; ++c) {
+    std::vector<TrafficGenerator::Request> sends;
+    for (int i = 0; i < 40; ++i) {
+      const int dst = (c + 1 + static_cast<int>(next() % (chips - 1))) % chips;
+      sends.push_back(send(c, dst, (64 << 10) * (1 + next() % 16)));
+    }
+    senders.push_back(std::make_unique<BurstSender>(("sender" + std::to_string(c)).c_str(), sends));
+    senders.back()->socket.bind(fabric.socket);
+  }
+  sc_core::sc_start();
+  const double elapsed = sc_core::sc_time_stamp().to_seconds();
+  for (const auto& sender : senders) {
+    ASSERT_EQ(sender->arrivals.size(), sender->sends.size());
+    double wire = 0;
+    for (std::size_t i = 0; i < sender->sends.size(); ++i) {
+      const tlm::OpExtension& op = sender->sends[i].op;
+      const double w = static_cast<double>(link().wireBytesFor(op.bytes));
+      const int h = fabric.hops(op.srcChip, op.dstChip);
+      // Alone on its path: h latencies, h - 1 forwards, one serialisation; and never above link rate.
+      const double alone = h * kLatency + (h - 1) * kForward + w / kBandwidth;
+      EXPECT_GE(sender->arrivals[i].to_seconds() + kTick, alone) << "send " << i;
+      EXPECT_GE(sender->arrivals[i].to_seconds() + kTick, op.bytes / kBandwidth);
+      wire += w;
+    }
+    // A chip's 4 outgoing links together carry at most 4 x 100 GB/s.
+    double last = 0;
+    for (const auto& t : sender->arrivals) last = std::max(last, t.to_seconds());
+    EXPECT_GE(last + kTick, wire / (4 * kBandwidth));
+  }
+  // No directed link was ever busy for longer than the run.
+  for (const auto& e : torus.edges) {
+    for (const auto& [from, to] : {std::pair{e.a, e.b}, std::pair{e.b, e.a}}) {
+      const std::string prefix = "link_" + std::to_string(from) + "_" + std::to_string(to);
+      EXPECT_LE(fabric.stats().value(prefix + "_busy_time"), elapsed + kTick) << prefix;
+      EXPECT_LE(fabric.stats().value(prefix + "_utilization"), 1.0) << prefix;
+    }
+  }
+  EXPECT_GT(fabric.stats().value("queue_time"), 0.0);
+  EXPECT_DOUBLE_EQ(fabric.stats().value("messages"), 16 * 40);
+  std::cout << "16 x 40 sends on a 4x4 torus: done at " << elapsed * 1e6 << " us, mean hops "
+            << fabric.stats().value("mean_hops") << ", mean queue " << fabric.stats().value("mean_queue_time") * 1e6
+            << " us\n";
+}
+
+TEST(FabricScenario, MalformedSendsGetTheDocumentedResponses) {
+  test::claimElaboration();
+  GraphFabric fabric("mesh", fullMeshGraph(3, link(), 1));
+  TrafficGenerator::Request read = send(0, 1, 100);
+  read.op.kind = tlm::OpKind::kRead;
+  TrafficGenerator gen("gen", {send(0, 0, 100), read, send(0, 3, 100), send(0, -1, 100), send(7, 1, 100),
+                               send(-1, 1, 100), send(0, 1, 0), send(0, 1, 100)});
+  gen.bind(fabric.socket);
+  sc_core::sc_start();
+  const std::vector<::tlm::tlm_response_status> expected = {
+      ::tlm::TLM_COMMAND_ERROR_RESPONSE,  // src == dst
+      ::tlm::TLM_COMMAND_ERROR_RESPONSE,  // not kSend
+      ::tlm::TLM_ADDRESS_ERROR_RESPONSE,  // dst beyond the chips
+      ::tlm::TLM_ADDRESS_ERROR_RESPONSE,  // negative dst
+      ::tlm::TLM_COMMAND_ERROR_RESPONSE,  // src beyond the chips
+      ::tlm::TLM_COMMAND_ERROR_RESPONSE,  // negative src
+      ::tlm::TLM_COMMAND_ERROR_RESPONSE,  // empty message
+      ::tlm::TLM_OK_RESPONSE,
+  };
+  ASSERT_EQ(gen.completions().size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(gen.completions()[i].status, expected[i]) << "send " << i;
+    if (expected[i] != ::tlm::TLM_OK_RESPONSE) {
+      EXPECT_EQ(gen.completions()[i].end, gen.completions()[i].start) << "a rejected send takes no time";
+    }
+  }
+  EXPECT_EQ(gen.completions().back().end - gen.completions().back().start, ps(251640));
+  EXPECT_DOUBLE_EQ(fabric.stats().value("messages"), 1);
+}
+
+TEST(FabricScenario, ConstructorRejectsAnInvalidGraph) {
+  test::claimElaboration();
+  FabricGraph dangling = fullMeshGraph(2, link(), 1);
+  dangling.switchHopLatencyS = {kLeafHop};
+  expectInvalid([&] { GraphFabric fabric("bad", dangling); }, {"dangling switch", "node 2"});
+}
+
+}  // namespace
+}  // namespace scoville::hw

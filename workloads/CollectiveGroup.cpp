@@ -1,0 +1,92 @@
+#include "workloads/CollectiveGroup.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "tlm/OpExtension.h"
+
+namespace scoville::workload {
+
+CollectiveGroup::CollectiveGroup(const sc_core::sc_module_name& name, std::vector<int> chips,
+                                 hw::CollectiveAlgorithm allReduce)
+    : sc_core::sc_module(name),
+      sockets("socket", chips.size()),
+      m_chips(std::move(chips)),
+      m_algorithm(allReduce),
+      m_stats(basename(), "collectives of one tensor-parallel group"),
+      m_collectives(m_stats.counter("collectives", "", "collectives run (counted once per group)")),
+      m_sends(m_stats.counter("sends", "", "point-to-point sends of all members")),
+      m_bytes(m_stats.counter("bytes", "B", "payload bytes sent by all members")),
+      m_time(m_stats.counter("time", "s",
+                             "time from the first member entering a collective to the last leaving "
+                             "it, summed over collectives")) {}
+
+const hw::Schedule& CollectiveGroup::schedule(const PlannedCollective& collective) {
+  const auto key = std::make_pair(static_cast<int>(collective.kind), collective.bytes);
+  auto it = m_schedules.find(key);
+  if (it == m_schedules.end()) {
+    const hw::CollectiveKind kind = collective.kind == PlannedCollective::Kind::kAllReduce
+                                        ? hw::CollectiveKind::kAllReduce
+                                        : hw::CollectiveKind::kAllGather;
+    hw::CollectiveAlgorithm algorithm = m_algorithm;
+    if (kind == hw::CollectiveKind::kAllGather && algorithm == hw::CollectiveAlgorithm::kTree) {
+      algorithm = hw::CollectiveAlgorithm::kRing;  // tree is defined for all-reduce only
+    }
+    // A buffer smaller than the group cannot be cut into one chunk per member: round it up.
+    const uint64_t bytes = std::max<uint64_t>(collective.bytes, static_cast<uint64_t>(size()));
+    it = m_schedules.emplace(key, hw::expandCollective(kind, algorithm, size(), bytes)).first;
+  }
+  return it->second;
+}
+
+void CollectiveGroup::barrier() {
+  const uint64_t generation = m_generation;
+  if (++m_arrived == size()) {
+    m_arrived = 0;
+    ++m_generation;
+    m_release.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
+  while (m_generation == generation) sc_core::wait(m_release);
+}
+
+bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_t layer) {
+  if (collective.kind == PlannedCollective::Kind::kNone || size() < 2) return true;
+  barrier();  // a collective starts when every member has its input
+  if (rank == 0) m_collectives.add();
+  const sc_core::sc_time entered = sc_core::sc_time_stamp();
+  for (const std::vector<hw::Send>& step : schedule(collective).steps) {
+    sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
+    for (const hw::Send& send : step) {
+      if (send.src != rank) continue;
+      tlm::PayloadRef payload(m_pool);
+      tlm::OpExtension& op = payload.op();
+      op.kind = tlm::OpKind::kSend;
+      op.phase = tlm::LlmPhase::kDecode;
+      op.layer = layer;
+      op.bytes = send.bytes;
+      op.srcChip = m_chips[static_cast<std::size_t>(rank)];
+      op.dstChip = m_chips[static_cast<std::size_t>(send.dst)];
+      payload->set_command(::tlm::TLM_WRITE_COMMAND);
+      payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      sockets[static_cast<std::size_t>(rank)]->b_transport(*payload, delay);
+      if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
+        if (m_error.empty()) {
+          m_error = fmt::format("layer {}: send of {} bytes from chip {} to chip {} failed: {}", layer, send.bytes,
+                                op.srcChip, op.dstChip, payload->get_response_string());
+        }
+        return false;
+      }
+      m_sends.add();
+      m_bytes.add(static_cast<double>(send.bytes));
+      latest = std::max(latest, delay);
+    }
+    if (latest > sc_core::SC_ZERO_TIME) sc_core::wait(latest);
+    barrier();
+  }
+  if (rank == 0) m_time.add((sc_core::sc_time_stamp() - entered).to_seconds());
+  return true;
+}
+
+}  // namespace scoville::workload

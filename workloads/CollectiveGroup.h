@@ -1,0 +1,65 @@
+#pragma once
+// The chips of one tensor-parallel group running collectives in lockstep over the platform's
+// fabric.
+//
+// Each member's compute stream calls run() when its op's result must be combined. The collective
+// is expanded into a schedule of point-to-point sends (hw::expandCollective); in each step a
+// member issues its sends through its chip's fabric interface at the current time (the link
+// serialises them), waits until the last one has arrived, then waits for every member to finish
+// the step (a barrier). The collective's time thus comes from the links and switches, and a slow
+// member delays the whole group, as on hardware.
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <systemc>
+#include <utility>
+#include <vector>
+
+#include "hw/network/Collective.h"
+#include "tlm/PayloadPool.h"
+#include "tlm/stats/StatsGroup.h"
+#include "workloads/DecodePlan.h"
+
+namespace scoville::workload {
+
+class CollectiveGroup : public sc_core::sc_module {
+ public:
+  /// sockets[r] carries rank r's sends; bind it to the fabric interface of chips[r].
+  sc_core::sc_vector<tlm_utils::simple_initiator_socket<CollectiveGroup>> sockets;
+
+  /// `chips`: the platform chip of each rank. `allReduce`: algorithm of all-reduces (all-gathers
+  /// use ring unless allReduce is direct).
+  CollectiveGroup(const sc_core::sc_module_name& name, std::vector<int> chips, hw::CollectiveAlgorithm allReduce);
+  CollectiveGroup(const CollectiveGroup&) = delete;
+  CollectiveGroup& operator=(const CollectiveGroup&) = delete;
+
+  int size() const { return static_cast<int>(m_chips.size()); }
+  /// Runs `collective` for rank `rank`; call from that rank's SC_THREAD, every rank the same
+  /// collectives in the same order. Returns false (with error() set) when a send fails.
+  bool run(int rank, const PlannedCollective& collective, uint32_t layer);
+  const std::string& error() const { return m_error; }
+  const stats::Group& stats() const { return m_stats; }
+
+ private:
+  const hw::Schedule& schedule(const PlannedCollective& collective);
+  void barrier();
+
+  std::vector<int> m_chips;
+  hw::CollectiveAlgorithm m_algorithm;
+  std::map<std::pair<int, uint64_t>, hw::Schedule> m_schedules;
+  int m_arrived = 0;
+  uint64_t m_generation = 0;
+  sc_core::sc_event m_release;
+  tlm::PayloadPool m_pool;
+  std::string m_error;
+
+  stats::Group m_stats;
+  stats::Counter& m_collectives;
+  stats::Counter& m_sends;
+  stats::Counter& m_bytes;
+  stats::Counter& m_time;
+};
+
+}  // namespace scoville::workload

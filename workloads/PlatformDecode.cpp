@@ -1,0 +1,107 @@
+#include "workloads/PlatformDecode.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "tlm/config/ConfigError.h"
+
+namespace scoville::workload {
+
+using config::ConfigError;
+using config::ErrorKind;
+
+PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
+                                          const ScenarioConfig& scenario) {
+  const platform::PlacementConfig& placement = platform.placement;
+  if (placement.pp > 1) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("platform '{}' places the model in {} pipeline stages (placement.pp), but the "
+                                  "decode-step driver runs one stage; use tp and dp",
+                                  platform.name, placement.pp));
+  }
+  std::vector<int> chips;
+  if (placement.disaggregation) {
+    chips = placement.disaggregation->decodeChips;
+  } else {
+    for (int i = 0; i < platform.chipCount(); ++i) chips.push_back(i);
+  }
+  PlatformDecodePlan out;
+  out.tp = placement.tp;
+  out.dp = placement.dp;
+  std::vector<std::string> misfits;
+  for (int d = 0; d < placement.dp; ++d) {
+    const int batch = static_cast<int>(shardOf(static_cast<uint64_t>(scenario.batch), placement.dp, d));
+    if (batch == 0) continue;  // more replicas than requests: this one idles
+    for (int r = 0; r < placement.tp; ++r) {
+      const int chip = chips[static_cast<std::size_t>(d * placement.tp + r)];
+      try {
+        out.plans.push_back(planDecodeStep(model, scenario, platform.chipConfig(chip), TensorShard{placement.tp, r},
+                                           batch, placement.activationBytes));
+        out.members.push_back(ChipAssignment{chip, d, r, batch});
+      } catch (const ConfigError& e) {
+        if (e.kind() != ErrorKind::kDoesNotFit) throw;
+        misfits.push_back(fmt::format("{}: {}", platform::PlatformConfig::chipName(chip), e.message()));
+      }
+    }
+  }
+  if (!misfits.empty()) {
+    throw ConfigError(ErrorKind::kDoesNotFit, "",
+                      fmt::format("model '{}' does not fit platform '{}' under placement tp {} x dp {} (batch {}, "
+                                  "context {}) on {} of its chips:\n  {}",
+                                  model.name, platform.name, placement.tp, placement.dp, scenario.batch,
+                                  scenario.contextLength, misfits.size(), fmt::join(misfits, "\n  ")));
+  }
+  return out;
+}
+
+PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, platform::Platform& platform,
+                                           PlatformDecodePlan plan, tlm::TimingMode mode)
+    : sc_core::sc_module(name), m_plan(std::move(plan)) {
+  const hw::CollectiveAlgorithm algorithm = platform.config().placement.allReduce;
+  for (std::size_t i = 0; i < m_plan.members.size(); ++i) {
+    const ChipAssignment& member = m_plan.members[i];
+    if (m_plan.tp > 1 && member.rank == 0) {
+      std::vector<int> chips;
+      for (std::size_t j = i; j < i + static_cast<std::size_t>(m_plan.tp); ++j) chips.push_back(m_plan.members[j].chip);
+      m_groups.push_back(
+          std::make_unique<CollectiveGroup>(fmt::format("tp_group{}", member.replica).c_str(), chips, algorithm));
+      for (int r = 0; r < m_plan.tp; ++r) {
+        m_groups.back()->sockets[static_cast<std::size_t>(r)].bind(
+            platform.fabric(chips[static_cast<std::size_t>(r)]).fromChip);
+      }
+    }
+    hw::Chip& chip = platform.chip(member.chip);
+    m_drivers.push_back(std::make_unique<DecodeDriver>(fmt::format("driver{}", member.chip).c_str(),
+                                                       std::move(m_plan.plans[i]), chip.config().sram.stagingBuffers,
+                                                       mode));
+    m_drivers.back()->loadPort.socket.bind(chip.socket());
+    m_drivers.back()->computePort.socket.bind(chip.socket());
+    if (m_plan.tp > 1) m_drivers.back()->joinGroup(*m_groups.back(), member.rank);
+  }
+  m_plan.plans.clear();  // moved into the drivers: driver(i).plan()
+}
+
+bool PlatformDecodeRunner::finished() const {
+  return std::all_of(m_drivers.begin(), m_drivers.end(), [](const auto& d) { return d->finished(); });
+}
+
+std::string PlatformDecodeRunner::error() const {
+  for (const auto& d : m_drivers) {
+    if (!d->error().empty()) return d->error();
+  }
+  return "";
+}
+
+std::size_t PlatformDecodeRunner::slowest() const {
+  std::size_t worst = 0;
+  for (std::size_t i = 1; i < m_drivers.size(); ++i) {
+    if (m_drivers[i]->stepTime() > m_drivers[worst]->stepTime()) worst = i;
+  }
+  return worst;
+}
+
+sc_core::sc_time PlatformDecodeRunner::stepTime() const {
+  return m_drivers.empty() ? sc_core::SC_ZERO_TIME : m_drivers[slowest()]->stepTime();
+}
+
+}  // namespace scoville::workload

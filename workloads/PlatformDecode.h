@@ -1,0 +1,75 @@
+#pragma once
+// A decode step across a whole platform under its placement: dp replicas of a tp-wide tensor-
+// parallel group, each chip running its shard of the model through its own DecodeDriver, the
+// groups' collectives crossing the fabric.
+
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "platforms/Platform.h"
+#include "platforms/PlatformConfig.h"
+#include "tlm/TimingMode.h"
+#include "workloads/CollectiveGroup.h"
+#include "workloads/DecodeDriver.h"
+#include "workloads/DecodePlan.h"
+#include "workloads/ModelConfig.h"
+#include "workloads/ScenarioConfig.h"
+
+namespace scoville::workload {
+
+/// One chip's part of the step.
+struct ChipAssignment {
+  int chip = 0;     ///< platform chip index
+  int replica = 0;  ///< data-parallel replica
+  int rank = 0;     ///< tensor-parallel rank within the replica
+  int batch = 0;    ///< requests of the replica (the scenario's batch spread over dp replicas)
+};
+
+struct PlatformDecodePlan {
+  int tp = 1;
+  int dp = 1;
+  std::vector<ChipAssignment> members;  ///< replica-major, then rank
+  std::vector<DecodePlan> plans;        ///< plans[i] runs on members[i].chip
+};
+
+/// Plans the step on the platform's decode chips (all chips, or placement.disaggregation's
+/// decode_chips in order): replica d, rank r runs on the (d * tp + r)-th of them and holds the
+/// placement's activation_memory on top of its weights and KV cache. Throws ConfigError:
+/// kInvalidConfig for pp > 1 (the decode-step driver runs one pipeline stage) or a model that
+/// does not split tp ways; kDoesNotFit naming every chip that does not fit, with its weights, KV
+/// cache, activations and HBM capacity.
+PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
+                                          const ScenarioConfig& scenario);
+
+/// Elaborates one DecodeDriver per planned chip and one CollectiveGroup per replica (tp > 1),
+/// bound to `platform`. The plans move into the drivers (plan().plans is empty afterwards; use
+/// driver(i).plan()).
+class PlatformDecodeRunner : public sc_core::sc_module {
+ public:
+  PlatformDecodeRunner(const sc_core::sc_module_name& name, platform::Platform& platform, PlatformDecodePlan plan,
+                       tlm::TimingMode mode);
+  PlatformDecodeRunner(const PlatformDecodeRunner&) = delete;
+  PlatformDecodeRunner& operator=(const PlatformDecodeRunner&) = delete;
+
+  const PlatformDecodePlan& plan() const { return m_plan; }
+  std::size_t drivers() const { return m_drivers.size(); }
+  const DecodeDriver& driver(std::size_t i) const { return *m_drivers.at(i); }
+  const std::vector<std::unique_ptr<CollectiveGroup>>& groups() const { return m_groups; }
+  /// True once every driver has finished.
+  bool finished() const;
+  /// The first error any driver or group reported; empty when none.
+  std::string error() const;
+  /// The step time: the slowest driver's.
+  sc_core::sc_time stepTime() const;
+  /// Index of the slowest driver (the one stepTime() comes from).
+  std::size_t slowest() const;
+
+ private:
+  PlatformDecodePlan m_plan;
+  std::vector<std::unique_ptr<DecodeDriver>> m_drivers;
+  std::vector<std::unique_ptr<CollectiveGroup>> m_groups;
+};
+
+}  // namespace scoville::workload
