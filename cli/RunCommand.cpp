@@ -170,9 +170,13 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
   namespace dim = config::dim;
   const auto& roofline = results["roofline"];
   const auto& placement = results["placement"];
-  out << fmt::format("scoville run: {} on {} — {} (batch {}, context {}; {} chips, tp {} x dp {})\n", inputs.model.name,
+  const int busy = placement["chips"].get<int>();
+  const int chips = inputs.platform.chipCount();
+  out << fmt::format("scoville run: {} on {} — {} (batch {}, context {}; tp {} x dp {}, {})\n", inputs.model.name,
                      inputs.platform.name, inputs.scenario.name, inputs.scenario.batch, inputs.scenario.contextLength,
-                     placement["chips"].get<int>(), placement["tp"].get<int>(), placement["dp"].get<int>());
+                     placement["tp"].get<int>(), placement["dp"].get<int>(),
+                     busy == chips ? fmt::format("{} chip{}", chips, chips > 1 ? "s" : "")
+                                   : fmt::format("{} of {} chips busy", busy, chips));
   out << fmt::format("  decode step time     {}  (roofline bound {}, {}-bound; {:.1f}% of bound)\n",
                      formatQuantity(results["step_time_s"].get<double>(), dim::kTime),
                      formatQuantity(roofline["bound_s"].get<double>(), dim::kTime),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -267,11 +268,11 @@ void printDot(std::ostream& out, const PlatformConfig& config) {
     out << fmt::format("  \"{}\" [shape=box, label=\"{}\\n{}\"];\n", PlatformConfig::chipName(i),
                        PlatformConfig::chipName(i), config.chipConfig(i).name);
   }
-  std::vector<std::string> switches;
+  std::set<std::string> nodes;
+  for (int i = 0; i < config.chipCount(); ++i) nodes.insert(PlatformConfig::chipName(i));
   for (const DisplayEdge& e : displayEdges(config)) {
     for (const std::string* end : {&e.a, &e.b}) {
-      if (end->rfind("chip", 0) != 0 && std::find(switches.begin(), switches.end(), *end) == switches.end()) {
-        switches.push_back(*end);
+      if (nodes.insert(*end).second) {
         out << fmt::format("  \"{}\" [shape=ellipse];\n", *end);
       }
     }

@@ -31,16 +31,24 @@ PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platfo
   std::vector<std::string> misfits;
   for (int d = 0; d < placement.dp; ++d) {
     const int batch = static_cast<int>(shardOf(static_cast<uint64_t>(scenario.batch), placement.dp, d));
-    if (batch == 0) continue;  // more replicas than requests: this one idles
     for (int r = 0; r < placement.tp; ++r) {
       const int chip = chips[static_cast<std::size_t>(d * placement.tp + r)];
       try {
-        out.plans.push_back(planDecodeStep(model, scenario, platform.chipConfig(chip), TensorShard{placement.tp, r},
-                                           batch, placement.activationBytes));
+        DecodePlan plan = planDecodeStep(model, scenario, platform.chipConfig(chip), TensorShard{placement.tp, r},
+                                         batch, placement.activationBytes);
+        // More replicas than requests: an idle replica still holds the weights (checked above)
+        // but runs nothing.
+        if (batch == 0) continue;
+        out.plans.push_back(std::move(plan));
         out.members.push_back(ChipAssignment{chip, d, r, batch});
       } catch (const ConfigError& e) {
         if (e.kind() != ErrorKind::kDoesNotFit) throw;
-        misfits.push_back(fmt::format("{}: {}", platform::PlatformConfig::chipName(chip), e.message()));
+        // "model 'M' does not fit on chip 'T' (...): weights ..." -> "chipN (T, tp rank r): weights ..."
+        const std::size_t numbers = e.message().find("weights ");
+        misfits.push_back(fmt::format("{} ({}{}): {}", platform::PlatformConfig::chipName(chip),
+                                      platform.chipConfig(chip).name,
+                                      placement.tp > 1 ? fmt::format(", tp rank {}", r) : "",
+                                      numbers == std::string::npos ? e.message() : e.message().substr(numbers)));
       }
     }
   }

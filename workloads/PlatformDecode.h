@@ -36,7 +36,8 @@ struct PlatformDecodePlan {
 
 /// Plans the step on the platform's decode chips (all chips, or placement.disaggregation's
 /// decode_chips in order): replica d, rank r runs on the (d * tp + r)-th of them and holds the
-/// placement's activation_memory on top of its weights and KV cache. Throws ConfigError:
+/// placement's activation_memory on top of its weights and KV cache. Replicas left without
+/// requests (batch < dp) run nothing, but their chips must still hold the weights. Throws ConfigError:
 /// kInvalidConfig for pp > 1 (the decode-step driver runs one pipeline stage) or a model that
 /// does not split tp ways; kDoesNotFit naming every chip that does not fit, with its weights, KV
 /// cache, activations and HBM capacity.

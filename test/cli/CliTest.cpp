@@ -271,5 +271,88 @@ TEST_F(CliTest, PlatformShowPrintsDatasheetTotals) {
   EXPECT_NE(tree.out.find("7.2 TB/s"), std::string::npos) << tree.out;
 }
 
+TEST_F(CliTest, PlatformShowDrawsTheTopologyAsDot) {
+  const ProcessResult r = runScoville({"platform", "show", "jalapeno-8", "--dot"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("graph \"jalapeno-8\" {", 0), 0u) << r.out;
+  for (int chip = 0; chip < 8; ++chip) {
+    EXPECT_NE(r.out.find("\"chip" + std::to_string(chip) + "\" -- \"plane0\" [label=\"800 GB/s\"]"), std::string::npos)
+        << r.out;
+  }
+  EXPECT_NE(r.out.find("\"plane0\" [shape=ellipse]"), std::string::npos) << r.out;
+  EXPECT_EQ(runScoville({"platform", "show", "jalapeno-8", "--dot", "--json"}).exitCode, 2);
+}
+
+TEST_F(CliTest, PlatformShowTotalsOfAMultiChipPlatform) {
+  const ProcessResult r = runScoville({"platform", "show", "jalapeno-64", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto json = nlohmann::json::parse(r.out);
+  EXPECT_EQ(json["chips"], 64);
+  EXPECT_EQ(json["network"]["topology"], "switched");
+  EXPECT_EQ(json["network"]["planes"], 8);
+  EXPECT_DOUBLE_EQ(json["totals"]["rated_power_w"].get<double>(), 64 * 700.0);
+  EXPECT_DOUBLE_EQ(json["totals"]["bisection_bandwidth_bytes_per_s"].get<double>(), 32 * 800e9);
+  const ProcessResult tree = runScoville({"platform", "show", "jalapeno-64"});
+  EXPECT_NE(tree.out.find("totals: 64 chips"), std::string::npos) << tree.out;
+  EXPECT_NE(tree.out.find("8 planes of a 64-port switch"), std::string::npos) << tree.out;
+}
+
+TEST_F(CliTest, InvalidPlatformIsRejectedByShowAndRun) {
+  // Eight jalapeno chips with eight ports each cannot share a 32-port switch.
+  std::string text = readFile(std::string(SCOVILLE_SOURCE_DIR) + "/platforms/jalapeno-8.yaml");
+  text.replace(text.find("include: chips/jalapeno.yaml"), 28,
+               "include: " + std::string(SCOVILLE_SOURCE_DIR) + "/platforms/chips/jalapeno.yaml");
+  text.replace(text.find("ports: 64"), 9, "ports: 32");
+  const std::string file = dir.file("crowded.yaml");
+  writeFile(file, text);
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"platform", "show", file}, {"run", "--platform", file, "--out", out()}}) {
+    const ProcessResult r = runScoville(args);
+    EXPECT_EQ(r.exitCode, 2) << args[0];
+    EXPECT_NE(r.err.find("error[invalid-config]: " + file + ":"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("'platform.network.switch.ports'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("over-subscribed: plane 0 switch has 32 ports but the chips attach 64 links"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+  EXPECT_FALSE(fs::exists(report()));
+}
+
+TEST_F(CliTest, ModelThatDoesNotFitAPlacementNamesEveryChip) {
+  const ProcessResult r = expectConfigError(
+      {"--platform", "h100-hgx8", "--set", "platform.placement.tp=1", "--set", "platform.placement.dp=8"},
+      "does-not-fit",
+      {"tp 1 x dp 8", "chip0 (h100-sxm): weights 141.1 GB", "chip7 (h100-sxm): weights 141.1 GB",
+       "> HBM capacity 80 GB"});
+  // With the default placement (tp 8) it fits.
+  EXPECT_EQ(runScoville({"run", "-q", "--platform", "h100-hgx8", "--out", out()}).exitCode, 0);
+}
+
+TEST_F(CliTest, MultiChipRunReportsEveryChipAndIsDeterministic) {
+  const std::vector<std::string> args = {
+      "run", "-q", "--platform", "jalapeno-8", "--set", "scenario.batch=4", "--set", "scenario.context_length=1024"};
+  std::vector<std::string> first = args;
+  first.insert(first.end(), {"--out", out()});
+  ASSERT_EQ(runScoville(first).exitCode, 0);
+  std::vector<std::string> second = args;
+  second.insert(second.end(), {"--out", dir.file("again")});
+  ASSERT_EQ(runScoville(second).exitCode, 0);
+  const std::string text = readFile(report());
+  EXPECT_EQ(readFile(dir.file("again/report.json")), text) << "same inputs: byte-identical multi-chip report";
+  const auto json = nlohmann::json::parse(text);
+  const auto& results = json["results"];
+  EXPECT_EQ(results["placement"]["tp"], 8);
+  ASSERT_EQ(results["chips"].size(), 8u);
+  for (const auto& chip : results["chips"]) {
+    EXPECT_GE(chip["step_time_s"].get<double>(), chip["bound_s"].get<double>());
+    EXPECT_GT(chip["collective_bytes_sent"].get<double>(), 0.0);
+  }
+  EXPECT_LE(results["roofline"]["fraction_of_bound"].get<double>(), 1.0);
+  EXPECT_GT(results["per_op"]["o_proj"]["collective_time_s"].get<double>(), 0.0);
+  EXPECT_TRUE(json["stats"]["platform"]["groups"].contains("network"));
+  EXPECT_TRUE(json["stats"].contains("tp_group0"));
+}
+
 }  // namespace
 }  // namespace scoville::test
