@@ -44,10 +44,10 @@ hw::FabricGraph buildFabricGraph(const PlatformConfig& config) {
   hw::FabricGraph graph;
   switch (net.topology) {
     case Topology::kAllToAll: graph = hw::fullMeshGraph(chips, link, ports / (chips - 1)); break;
-    case Topology::kRing: graph = hw::ringGraph(chips, link, ports / (chips > 2 ? 2 : 1)); break;
+    case Topology::kRing: graph = hw::ringGraph(chips, link, ports / 2); break;
     case Topology::kTorus: {
-      int neighbours = 0;
-      for (const int d : net.torus) neighbours += d > 2 ? 2 : d == 2 ? 1 : 0;
+      int neighbours = 0;  // neighbour bundles per chip, as checked by the configuration
+      for (const int d : net.torus) neighbours += d >= 2 ? 2 : 0;
       graph = hw::torusGraph(net.torus, link, ports / neighbours);
       break;
     }

@@ -114,8 +114,9 @@ void checkDirect(const PlatformConfig& c, const Node& node) {
       why = fmt::format("all_to_all among {} chips needs a port to each of the other {} chips", chips, chips - 1);
       break;
     case Topology::kRing:
-      needed = chips > 2 ? 2 : 1;
-      why = fmt::format("a ring of {} chips needs {} neighbour port{}", chips, needed, needed > 1 ? "s" : "");
+      // Two neighbours; with two chips both bundles go to the same one.
+      needed = 2;
+      why = fmt::format("a ring of {} chips needs 2 neighbour ports", chips);
       break;
     case Topology::kTorus: {
       const int product = std::accumulate(c.network.torus.begin(), c.network.torus.end(), 1, std::multiplies<>());
@@ -124,7 +125,8 @@ void checkDirect(const PlatformConfig& c, const Node& node) {
                fmt::format("torus dimensions [{}] hold {} chips but the platform has {}",
                            fmt::join(c.network.torus, ", "), product, chips));
       }
-      for (const int d : c.network.torus) needed += d > 2 ? 2 : d == 2 ? 1 : 0;
+      // Two neighbour bundles per dimension (+1 and -1; in a dimension of 2 both reach the same chip).
+      for (const int d : c.network.torus) needed += d >= 2 ? 2 : 0;
       why = fmt::format("a [{}] torus needs {} neighbour ports", fmt::join(c.network.torus, ", "), needed);
       break;
     }
@@ -218,6 +220,14 @@ void checkCustom(const PlatformConfig& c, const Node& node) {
     if (end[0] == end[1]) {
       reject(net.at("links").at(l), ErrorKind::kInvalidConfig,
              fmt::format("link {} connects '{}' to itself", l, link.a));
+    }
+    for (std::size_t k = 0; k < l; ++k) {
+      const CustomLink& other = c.network.links[k];
+      if ((other.a == link.a && other.b == link.b) || (other.a == link.b && other.b == link.a)) {
+        reject(net.at("links").at(l), ErrorKind::kInvalidConfig,
+               fmt::format("links[{}] joins '{}' and '{}' again (links[{}]); give one entry with ports: N", l, link.a,
+                           link.b, k));
+      }
     }
     if (end[0] >= chips && end[1] >= chips) switchLinks = true;
     for (const int e : end) portsUsed[static_cast<std::size_t>(e)] += link.ports;

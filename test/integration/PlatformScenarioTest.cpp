@@ -13,6 +13,7 @@
 #include "test/support/Shipped.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/config/ConfigError.h"
+#include "tlm/config/Loader.h"
 #include "workloads/PlatformDecode.h"
 
 namespace scoville::test {
@@ -199,6 +200,78 @@ TEST(PlatformScenario, TensorParallelStepPaysForItsCollectives) {
   EXPECT_GE(step, worstBound + 0.5 * collectiveTime) << "collectives sit on the compute stream's path";
   EXPECT_LT(step, 2.0 * worstBound) << "and do not dominate a 70B decode step";
 }
+
+// The same decode step over every non-switched topology, built from the reference chip.
+const char* const kTopologies[][2] = {
+    {"all_to_all", "  topology: all_to_all"},
+    {"ring", "  topology: ring\n  chip_forward_latency: 50 ns"},
+    {"torus", "  topology: torus\n  torus: [2, 4]\n  chip_forward_latency: 50 ns"},
+    {"leaf_spine",
+     "  topology: leaf_spine\n  switch: {ports: 64, hop_latency: 250 ns, input_buffer: 256 KiB}\n"
+     "  leaf_spine: {chips_per_leaf: 4, spines: 2, uplinks_per_spine: 8, uplink: {bandwidth: 100 GB/s, latency: "
+     "200 ns, mtu: 4 KiB, header: 48 B}}"},
+    {"custom",
+     "  topology: custom\n  switches:\n  - {name: left, ports: 40, hop_latency: 250 ns}\n"
+     "  - {name: right, ports: 40, hop_latency: 250 ns}\n"
+     "  switch_link: {bandwidth: 100 GB/s, latency: 200 ns, mtu: 4 KiB, header: 48 B}\n  links:\n"
+     "  - {a: chip0, b: left, ports: 8}\n  - {a: chip1, b: left, ports: 8}\n  - {a: chip2, b: left, ports: 8}\n"
+     "  - {a: chip3, b: left, ports: 8}\n  - {a: chip4, b: right, ports: 8}\n  - {a: chip5, b: right, ports: 8}\n"
+     "  - {a: chip6, b: right, ports: 8}\n  - {a: chip7, b: right, ports: 8}\n  - {a: left, b: right, ports: 8}"},
+};
+
+platform::PlatformConfig topologyPlatform(const std::string& network) {
+  const std::string text = "name: topology-test\ndescription: eight reference chips\nchip_types:\n- include: " +
+                           std::string(SCOVILLE_SOURCE_DIR) +
+                           "/platforms/chips/jalapeno.yaml\nchips:\n- {type: jalapeno, count: 8}\nnetwork:\n" +
+                           network +
+                           "\nhost: {memory: 1 TiB, chips_per_host: 8, link_bandwidth: 64 GB/s, link_latency: 1 us}\n"
+                           "placement: {tp: 8, all_reduce: direct}\n";
+  return platform::PlatformConfig::schema().parse(config::loadConfigText("platform", text, "topology-test.yaml"));
+}
+
+TEST(PlatformTopologies, GraphsUseNoMorePortsThanTheChipsHave) {
+  for (const auto& [name, network] : kTopologies) {
+    SCOPED_TRACE(name);
+    const platform::PlatformConfig config = topologyPlatform(network);
+    const hw::FabricGraph graph = platform::buildFabricGraph(config);
+    std::vector<double> ports(static_cast<std::size_t>(graph.nodes()), 0.0);
+    for (const hw::FabricGraph::Edge& e : graph.edges) {
+      const double bundle = e.link.bandwidthBytesPerS / 100e9;  // links of 100 GB/s each
+      ports[static_cast<std::size_t>(e.a)] += bundle;
+      ports[static_cast<std::size_t>(e.b)] += bundle;
+    }
+    for (int chip = 0; chip < 8; ++chip) EXPECT_LE(ports[static_cast<std::size_t>(chip)], 8.0 + 1e-9) << chip;
+    EXPECT_GT(platform::bisectionBandwidth(config), 0.0);
+    EXPECT_LE(platform::bisectionBandwidth(config), 4 * 800e9 + 1.0) << "never above half the injection";
+  }
+  // Full mesh: 7 peers share 8 ports, so one port per pair; the cut crosses 4 x 4 pairs.
+  EXPECT_DOUBLE_EQ(platform::bisectionBandwidth(topologyPlatform(kTopologies[0][1])), 16 * 100e9);
+  // Ring: 4 ports per neighbour; a cut crosses two bundles.
+  EXPECT_DOUBLE_EQ(platform::bisectionBandwidth(topologyPlatform(kTopologies[1][1])), 2 * 400e9);
+}
+
+class TopologyPlatform : public ::testing::TestWithParam<int> {};
+
+TEST_P(TopologyPlatform, RunsATensorParallelDecodeStep) {
+  claimElaboration();
+  const platform::PlatformConfig config = topologyPlatform(kTopologies[GetParam()][1]);
+  workload::PlatformDecodePlan plan =
+      workload::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(8, 512));
+  platform::Platform platform("platform", config);
+  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
+  sc_core::sc_start();
+  ASSERT_EQ(runner.error(), "");
+  ASSERT_TRUE(runner.finished());
+  const auto stats = platform.stats().toJson()["groups"]["network"]["groups"]["fabric"]["stats"];
+  // Direct all-reduce: every chip sends its buffer to the 7 others, 10 collectives per step.
+  EXPECT_DOUBLE_EQ(stats["messages"]["value"].get<double>(), 10 * 8 * 7);
+  EXPECT_GE(stats["mean_hops"]["value"].get<double>(), 1.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Topologies, TopologyPlatform, ::testing::Range(0, 5),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::string(kTopologies[info.param][0]);
+                         });
 
 }  // namespace
 }  // namespace scoville::test
