@@ -61,10 +61,10 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
   const int tp = runner.plan().tp;
 
   // Bytes each member of a group sent: every algorithm used here is symmetric across members.
-  std::vector<double> sentPerMember(runner.groups().size(), 0.0);
-  for (std::size_t g = 0; g < runner.groups().size(); ++g) {
-    sentPerMember[g] = runner.groups()[g]->stats().value("bytes") / tp;
-  }
+  const auto sentPerMember = [&](int replica) {
+    const workload::CollectiveGroup* group = runner.groupOf(replica);
+    return group == nullptr ? 0.0 : group->stats().value("bytes") / tp;
+  };
 
   ChipBounds worst;
   double bytesMoved = 0, flops = 0, vectorOps = 0, weights = 0, kv = 0, collectiveBytes = 0;
@@ -72,7 +72,7 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
   for (std::size_t i = 0; i < runner.drivers(); ++i) {
     const workload::ChipAssignment& member = runner.plan().members[i];
     const workload::DecodePlan& p = runner.driver(i).plan();
-    const double sent = tp > 1 ? sentPerMember[static_cast<std::size_t>(member.replica)] : 0.0;
+    const double sent = sentPerMember(member.replica);
     const ChipBounds b = boundsOf(p, platform.chipConfig(member.chip), sent);
     if (b.bound() > worst.bound()) worst = b;
     bytesMoved += p.bytesMoved;

@@ -119,7 +119,11 @@ void checkDirect(const PlatformConfig& c, const Node& node) {
       why = fmt::format("a ring of {} chips needs 2 neighbour ports", chips);
       break;
     case Topology::kTorus: {
-      const int product = std::accumulate(c.network.torus.begin(), c.network.torus.end(), 1, std::multiplies<>());
+      const long long product =
+          std::accumulate(c.network.torus.begin(), c.network.torus.end(), 1LL, [](long long a, int d) {
+            return std::min(a * d,
+                            1LL << 40);  // each dimension <= 4096: no overflow, saturates far above any chip count
+          });
       if (c.network.torus.empty() || product != chips) {
         reject(net.at("torus"), ErrorKind::kInvalidConfig,
                fmt::format("torus dimensions [{}] hold {} chips but the platform has {}",
@@ -155,11 +159,15 @@ void checkLeafSpine(const PlatformConfig& c, const Node& node) {
            "topology leaf_spine needs 'platform.network.switch' (leaf and spine type) and "
            "'platform.network.leaf_spine'");
   }
+  if (c.network.fabricSwitch->flowControl != hw::FlowControl::kOutputQueued) {
+    reject(net.at("switch"), ErrorKind::kInvalidConfig,
+           "leaf_spine switches are modelled output-queued (no credit loop): set flow_control: output_queued");
+  }
   const LeafSpineConfig& ls = *c.network.leafSpine;
   const int chips = c.chipCount();
   const int leaves = (chips + ls.chipsPerLeaf - 1) / ls.chipsPerLeaf;
-  int maxPorts = 0;
-  for (const hw::ChipConfig& type : c.chipTypes) maxPorts = std::max(maxPorts, type.fabricPorts.count);
+  int maxPorts = 0;  // the builder gives every chip the same bundle to its leaf: size the leaf for the largest
+  for (int i = 0; i < chips; ++i) maxPorts = std::max(maxPorts, c.chipConfig(i).fabricPorts.count);
   const int leafPorts = std::min(chips, ls.chipsPerLeaf) * maxPorts + ls.spines * ls.uplinksPerSpine;
   if (leafPorts > c.network.fabricSwitch->ports) {
     reject(
@@ -274,6 +282,13 @@ void checkCustom(const PlatformConfig& c, const Node& node) {
              fmt::format("the links leave {} unreachable from chip0", PlatformConfig::chipName(n)));
     }
   }
+  for (int n = chips; n < nodes; ++n) {
+    if (!reached[static_cast<std::size_t>(n)]) {
+      reject(net.at("switches").at(static_cast<std::size_t>(n - chips)), ErrorKind::kInvalidConfig,
+             fmt::format("switch '{}' is cut off from the chips (no path from chip0)",
+                         c.network.switches[static_cast<std::size_t>(n - chips)].name));
+    }
+  }
 }
 
 /// Keys of one topology given with another are mistakes: reject them rather than ignore them.
@@ -323,14 +338,14 @@ void checkPlacement(const PlatformConfig& c, const Node& node) {
   const PlacementConfig& p = c.placement;
   const Node at = node.at("placement");
   const int chips = c.chipCount();
-  const int product = p.tp * p.pp * p.dp;
+  const long long product = static_cast<long long>(p.tp) * p.pp * p.dp;  // each <= 65536: fits 64 bits
   const int servingChips = p.disaggregation ? static_cast<int>(p.disaggregation->decodeChips.size()) : chips;
   if (product != servingChips) {
     reject(at, ErrorKind::kInvalidConfig,
            fmt::format("inconsistent parallelism: tp {} x pp {} x dp {} = {} chips, but the platform {} {} chips", p.tp,
                        p.pp, p.dp, product, p.disaggregation ? "decodes on" : "has", servingChips));
   }
-  if ((p.tp * p.dp) % p.ep != 0) {
+  if ((static_cast<long long>(p.tp) * p.dp) % p.ep != 0) {
     reject(at.at("ep"), ErrorKind::kInvalidConfig,
            fmt::format("inconsistent parallelism: ep {} must divide the tp x dp = {} chips of a pipeline "
                        "stage that expert groups are drawn from",
@@ -369,7 +384,13 @@ void checkPlacement(const PlatformConfig& c, const Node& node) {
         }
       }
     }
-    const int group = p.tp * p.pp;
+    for (int chip = 0; chip < chips; ++chip) {
+      if (used.count(chip) == 0) {
+        reject(d, ErrorKind::kInvalidConfig,
+               fmt::format("chip {} is in neither prefill_chips nor decode_chips: every chip serves a phase", chip));
+      }
+    }
+    const long long group = static_cast<long long>(p.tp) * p.pp;
     if (static_cast<int>(p.disaggregation->prefillChips.size()) % group != 0) {
       reject(d.at("prefill_chips"), ErrorKind::kInvalidConfig,
              fmt::format("{} prefill chips are not a whole number of tp x pp = {} replicas",

@@ -61,6 +61,12 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
                           TensorShard shard, int batchOverride, double reservedBytes) {
   using config::ConfigError;
   using config::ErrorKind;
+  if (model.ffnIntermediate < shard.tp || model.vocab < shard.tp) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("tensor parallelism tp = {} leaves ranks without work in model '{}': "
+                                  "ffn_intermediate {} and vocab {} must be at least tp",
+                                  shard.tp, model.name, model.ffnIntermediate, model.vocab));
+  }
   if (model.qHeads % shard.tp != 0 || (model.kvHeads % shard.tp != 0 && shard.tp % model.kvHeads != 0)) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
                       fmt::format("tensor parallelism tp = {} does not split model '{}': q_heads {} must be a "

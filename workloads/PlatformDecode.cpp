@@ -73,6 +73,7 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
       for (std::size_t j = i; j < i + static_cast<std::size_t>(m_plan.tp); ++j) chips.push_back(m_plan.members[j].chip);
       m_groups.push_back(
           std::make_unique<CollectiveGroup>(fmt::format("tp_group{}", member.replica).c_str(), chips, algorithm));
+      m_groupOfReplica[member.replica] = m_groups.back().get();
       for (int r = 0; r < m_plan.tp; ++r) {
         m_groups.back()->sockets[static_cast<std::size_t>(r)].bind(
             platform.fabric(chips[static_cast<std::size_t>(r)]).fromChip);
@@ -87,6 +88,11 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
     if (m_plan.tp > 1) m_drivers.back()->joinGroup(*m_groups.back(), member.rank);
   }
   m_plan.plans.clear();  // moved into the drivers: driver(i).plan()
+}
+
+const CollectiveGroup* PlatformDecodeRunner::groupOf(int replica) const {
+  const auto it = m_groupOfReplica.find(replica);
+  return it == m_groupOfReplica.end() ? nullptr : it->second;
 }
 
 bool PlatformDecodeRunner::finished() const {

@@ -3,6 +3,7 @@
 // parallel group, each chip running its shard of the model through its own DecodeDriver, the
 // groups' collectives crossing the fabric.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -58,6 +59,8 @@ class PlatformDecodeRunner : public sc_core::sc_module {
   std::size_t drivers() const { return m_drivers.size(); }
   const DecodeDriver& driver(std::size_t i) const { return *m_drivers.at(i); }
   const std::vector<std::unique_ptr<CollectiveGroup>>& groups() const { return m_groups; }
+  /// The tensor-parallel group of `replica`; null for tp = 1 or a replica that ran nothing.
+  const CollectiveGroup* groupOf(int replica) const;
   /// True once every driver has finished.
   bool finished() const;
   /// The first error any driver or group reported; empty when none.
@@ -71,6 +74,7 @@ class PlatformDecodeRunner : public sc_core::sc_module {
   PlatformDecodePlan m_plan;
   std::vector<std::unique_ptr<DecodeDriver>> m_drivers;
   std::vector<std::unique_ptr<CollectiveGroup>> m_groups;
+  std::map<int, CollectiveGroup*> m_groupOfReplica;
 };
 
 }  // namespace scoville::workload

@@ -465,10 +465,11 @@ void GraphFabric::bTransport(int /*input*/, ::tlm::tlm_generic_payload& payload,
   }
   const std::vector<int>& path = m_routes.links(op.srcChip, op.dstChip);
 
-  // Packets keep the first link's framing along the whole path.
+  // Each hop carries the message in its own link's framing (MTU and header), so a hop with
+  // smaller packets or larger headers serialises more wire bytes. Totals count the injected bytes.
   const LinkConfig& first = *m_links[static_cast<std::size_t>(path.front())].config;
-  const uint64_t packets = first.packetsFor(op.bytes);
-  const uint64_t wire = first.wireBytesFor(op.bytes);
+  const uint64_t injectedPackets = first.packetsFor(op.bytes);
+  const uint64_t injectedWire = first.wireBytesFor(op.bytes);
 
   sc_core::sc_time head = sc_core::sc_time_stamp() + delay;  // header ready to enter the hop's link
   sc_core::sc_time previousEnd = sc_core::SC_ZERO_TIME;      // last byte left the previous hop's node
@@ -477,6 +478,8 @@ void GraphFabric::bTransport(int /*input*/, ::tlm::tlm_generic_payload& payload,
     const auto id = static_cast<std::size_t>(path[h]);
     const DirectedLink& link = m_links[id];
     LinkDirection& direction = m_directions[id];
+    const uint64_t packets = link.config->packetsFor(op.bytes);
+    const uint64_t wire = link.config->wireBytesFor(op.bytes);
     const double serialS = static_cast<double>(wire) / link.config->bandwidthBytesPerS;
     const sc_core::sc_time start = std::max(head, direction.busyUntil());
     sc_core::sc_time end = start + tlm::durationCeil(serialS);
@@ -498,8 +501,8 @@ void GraphFabric::bTransport(int /*input*/, ::tlm::tlm_generic_payload& payload,
 
   m_messages.add();
   m_bytes.add(static_cast<double>(op.bytes));
-  m_wireBytes.add(static_cast<double>(wire));
-  m_packets.add(static_cast<double>(packets));
+  m_wireBytes.add(static_cast<double>(injectedWire));
+  m_packets.add(static_cast<double>(injectedPackets));
   m_hops.add(static_cast<double>(path.size()));
 
   delay = lastByteIn - sc_core::sc_time_stamp();

@@ -8,13 +8,13 @@
 //
 // Timing model (LT, computed per message from busy-until times per directed link; no event per
 // packet): Switch's cut-through, output-queued model generalised to H hops. A message of P
-// payload bytes becomes packets and W wire bytes by the first hop's framing (packetsFor,
-// wireBytesFor); every later hop carries the same W bytes. With a = the message's arrival and,
-// for hop h over link l_h out of node n_h:
+// payload bytes is carried on each hop in that hop's framing: W_h wire bytes (packetsFor,
+// wireBytesFor of the hop's link). With a = the message's arrival and, for hop h over link l_h
+// out of node n_h:
 //   head_0  = a
 //   start_h = max(head_h, busyUntil(l_h))                       the link sends one message at a time
-//   end_h   = start_h + W / bw_h                                 for h = 0
-//   end_h   = max(start_h + W / bw_h, end_{h-1} + lat_{h-1} + node(n_h))   for h > 0 (cut-through:
+//   end_h   = start_h + W_h / bw_h                               for h = 0
+//   end_h   = max(start_h + W_h / bw_h, end_{h-1} + lat_{h-1} + node(n_h)) for h > 0 (cut-through:
 //             a hop cannot finish before its last byte has arrived and been forwarded)
 //   busyUntil(l_h) = end_h,  head_{h+1} = start_h + lat_h + node(n_{h+1})
 // where node(n) is the switch hop latency of a switch node and chipForwardLatencyS of a chip that

@@ -76,12 +76,14 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   const LinkConfig& down = out.config();
   const bool credit = m_config.flowControl == FlowControl::kCredit;
 
-  // Packets keep the sender link's framing across the switch.
+  // Each link carries the message in its own framing (MTU and header): where the receiver's link
+  // has smaller packets or larger headers, more wire bytes go down than came up.
   const uint64_t packets = up.packetsFor(op.bytes);
   const auto wire = static_cast<double>(up.wireBytesFor(op.bytes));
+  const auto downWire = static_cast<double>(down.wireBytesFor(op.bytes));
   const auto packet = static_cast<double>(up.largestPacketFor(op.bytes));
   const double upSerial = wire / up.bandwidthBytesPerS;
-  const double downSerial = wire / down.bandwidthBytesPerS;
+  const double downSerial = downWire / down.bandwidthBytesPerS;
   const sc_core::sc_time upLatency = tlm::durationCeil(up.latencyS);
   const sc_core::sc_time hop = tlm::durationCeil(m_config.hopLatencyS);
 
@@ -113,14 +115,15 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   }
 
   in.tx().occupy(arrival, linkFree, upEnd, op.bytes, static_cast<uint64_t>(wire), packets, upSerial);
-  out.rx().occupy(headAtOutput, outStart, outEnd, op.bytes, static_cast<uint64_t>(wire), packets, downSerial);
+  out.rx().occupy(headAtOutput, outStart, outEnd, op.bytes, static_cast<uint64_t>(downWire), down.packetsFor(op.bytes),
+                  downSerial);
   m_messages.add();
   m_bytes.add(static_cast<double>(op.bytes));
   m_packets.add(static_cast<double>(packets));
   m_activity.emit(tlm::Activity::kLinkBytes, wire, op, upEnd);  // sender -> switch
-  m_activity.emit(tlm::Activity::kSwitchBytes, wire, op, outEnd);
-  m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(packets), op, outEnd);
-  m_activity.emit(tlm::Activity::kLinkBytes, wire, op, outEnd);  // switch -> receiver
+  m_activity.emit(tlm::Activity::kSwitchBytes, downWire, op, outEnd);
+  m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(down.packetsFor(op.bytes)), op, outEnd);
+  m_activity.emit(tlm::Activity::kLinkBytes, downWire, op, outEnd);  // switch -> receiver
   m_outputQueueTime.add((outStart - headAtOutput).to_seconds());
   m_creditStallTime.add(std::max(0.0, (upEnd - linkFree).to_seconds() - upSerial));
 

@@ -2,7 +2,8 @@
 // A single-stage packet switch for the inter-chip fabric; chips attach through SwitchPorts.
 //
 // Timing model (LT, computed per message from busy-until times; no event per packet). A message
-// of P payload bytes becomes ceil(P / mtu) packets, W wire bytes with headers. It starts on the
+// of P payload bytes becomes ceil(P / mtu) packets, W wire bytes with headers, each link in its
+// own framing (W on the sender's link, W' on the receiver's; W' replaces W on the output side). It starts on the
 // sender's tx direction at s = max(arrival, tx busy-until[, credit release]) and streams at link
 // rate; the header reaches the switch after the link latency and is routed by dstChip after the
 // hop latency (cut-through). The output port toward dstChip sends one message at a time: it

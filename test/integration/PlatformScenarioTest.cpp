@@ -207,7 +207,8 @@ const char* const kTopologies[][2] = {
     {"ring", "  topology: ring\n  chip_forward_latency: 50 ns"},
     {"torus", "  topology: torus\n  torus: [2, 4]\n  chip_forward_latency: 50 ns"},
     {"leaf_spine",
-     "  topology: leaf_spine\n  switch: {ports: 64, hop_latency: 250 ns, input_buffer: 256 KiB}\n"
+     "  topology: leaf_spine\n  switch: {ports: 64, hop_latency: 250 ns, input_buffer: 256 KiB, flow_control: "
+     "output_queued}\n"
      "  leaf_spine: {chips_per_leaf: 4, spines: 2, uplinks_per_spine: 8, uplink: {bandwidth: 100 GB/s, latency: "
      "200 ns, mtu: 4 KiB, header: 48 B}}"},
     {"custom",

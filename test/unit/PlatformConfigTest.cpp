@@ -9,6 +9,7 @@
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
 #include "tlm/config/Loader.h"
+#include "workloads/DecodePlan.h"
 
 namespace scoville::platform {
 namespace {
@@ -144,7 +145,8 @@ TEST(PlatformConfig, TopologyNoneHoldsOneChip) {
 
 TEST(PlatformConfig, LeafSpinePortBudgets) {
   const std::string leafSpine =
-      "  topology: leaf_spine\n  switch: {ports: 64, hop_latency: 250 ns, input_buffer: 256 KiB}\n"
+      "  topology: leaf_spine\n  switch: {ports: 64, hop_latency: 250 ns, input_buffer: 256 KiB, flow_control: "
+      "output_queued}\n"
       "  leaf_spine: {chips_per_leaf: 4, spines: 4, uplinks_per_spine: 8, uplink: {bandwidth: 100 GB/s, "
       "latency: 100 ns, mtu: 4 KiB, header: 48 B}}";
   EXPECT_EQ(parse(platformText(16, leafSpine, "  tp: 16")).network.leafSpine->spines, 4);
@@ -153,6 +155,10 @@ TEST(PlatformConfig, LeafSpinePortBudgets) {
   crowded.replace(crowded.find("chips_per_leaf: 4"), 17, "chips_per_leaf: 8");
   expectError(platformText(16, crowded, "  tp: 16"), ErrorKind::kInvalidConfig,
               {"leaf switch ports over-subscribed", "= 96 > 64"});
+  std::string credit = leafSpine;
+  credit.replace(credit.find(", flow_control: output_queued"), 29, "");
+  expectError(platformText(16, credit, "  tp: 16"), ErrorKind::kInvalidConfig,
+              {"platform.network.switch", "output-queued"});
   expectError(platformText(16, "  topology: leaf_spine", "  tp: 16"), ErrorKind::kMissingKey,
               {"platform.network.switch", "platform.network.leaf_spine"});
 }
@@ -185,6 +191,26 @@ TEST(PlatformConfig, CustomTopologyIsCheckedLinkByLink) {
   const std::string lonely = kCustomHead + "  - {a: chip0, b: sw0}\n  - {a: chip1, b: sw0}";
   expectError(platformText(2, lonely, "  tp: 2"), ErrorKind::kInvalidConfig,
               {"platform.network.switches[1]", "dangling switch", "'sw1'"});
+}
+
+TEST(PlatformConfig, CustomTopologyMustConnectEverySwitch) {
+  // Two switches linked to each other and to no chip: attached, but cut off.
+  const std::string island = kCustomHead + "  - {a: chip0, b: chip1}\n  - {a: sw0, b: sw1}";
+  expectError(platformText(2, island, "  tp: 2"), ErrorKind::kInvalidConfig,
+              {"platform.network.switches[0]", "switch 'sw0' is cut off from the chips"});
+}
+
+TEST(PlatformConfig, TensorParallelismMustLeaveEveryRankWork) {
+  workload::ModelConfig model = test::shippedModel("tiny-dense");
+  model.ffnIntermediate = 4;
+  const hw::ChipConfig chip = test::shippedPlatform("jalapeno").chipConfig(0);
+  try {
+    workload::planDecodeStep(model, test::decodeStep(1, 16), chip, {8, 0});
+    ADD_FAILURE() << "ffn_intermediate 4 split 8 ways accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidConfig);
+    EXPECT_NE(e.message().find("ffn_intermediate 4"), std::string::npos) << e.message();
+  }
 }
 
 TEST(PlatformConfig, CustomTopologyMustConnectEveryChip) {
@@ -236,8 +262,11 @@ TEST(PlatformConfig, DisaggregationSetsAreDisjointAndInRange) {
       platformText(8, kSwitch8, "  tp: 4\n  disaggregation: {prefill_chips: [0, 1, 2, 3], decode_chips: [4, 5, 6, 9]}"),
       ErrorKind::kOutOfRange, {"decode_chips[3]", "chip 9 does not exist"});
   expectError(
-      platformText(8, kSwitch8, "  tp: 4\n  disaggregation: {prefill_chips: [0, 1], decode_chips: [4, 5, 6, 7]}"),
+      platformText(6, kSwitch8, "  tp: 4\n  disaggregation: {prefill_chips: [0, 1], decode_chips: [2, 3, 4, 5]}"),
       ErrorKind::kInvalidConfig, {"2 prefill chips are not a whole number of tp x pp = 4"});
+  expectError(
+      platformText(8, kSwitch8, "  tp: 4\n  disaggregation: {prefill_chips: [0, 1], decode_chips: [4, 5, 6, 7]}"),
+      ErrorKind::kInvalidConfig, {"platform.placement.disaggregation", "chip 2 is in neither"});
 }
 
 TEST(PlatformConfig, EveryShippedPlatformParses) {

@@ -80,17 +80,28 @@ std::optional<Node> resolveInclude(const Node& node) {
   const YAML::Node& map = node.yaml();
   if (!map.IsMap() || map.size() != 1 || !map["include"]) return std::nullopt;
   const std::string name = node.child(map["include"], "include").scalar("a file name");
-  std::filesystem::path file(name);
-  if (file.is_relative()) file = std::filesystem::path(node.source()->file).parent_path() / file;
-  if (node.source()->file == file.string()) {
+  namespace fs = std::filesystem;
+  fs::path file(name);
+  if (file.is_relative()) file = fs::path(node.source()->file).parent_path() / file;
+  file = file.lexically_normal();
+  // Cycles are found on canonical paths, so "./b.yaml" and "b.yaml" are one file.
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(file, ec);
+  const auto same = [&](const std::string& other) {
+    std::error_code otherEc;
+    return fs::weakly_canonical(other, otherEc) == canonical;
+  };
+  if (same(node.source()->file)) {
     node.fail(ErrorKind::kInvalidConfig, fmt::format("include '{}' includes the file it is in", name));
   }
-  int depth = 0;
   for (const std::string& from : node.source()->includedFrom) {
-    ++depth;
-    if (from == file.string() || depth >= 8) {  // a cycle, or a chain too deep to be intended
-      node.fail(ErrorKind::kInvalidConfig, fmt::format("include '{}' nests too deep or includes itself", name));
+    if (same(from)) {
+      node.fail(ErrorKind::kInvalidConfig,
+                fmt::format("include '{}' is a cycle: {} already includes this file", name, from));
     }
+  }
+  if (node.source()->includedFrom.size() >= 8) {
+    node.fail(ErrorKind::kInvalidConfig, fmt::format("include '{}' nests more than 8 files deep", name));
   }
   try {
     return loadIncludedFile(node, file.string());
