@@ -354,5 +354,23 @@ TEST_F(CliTest, MultiChipRunReportsEveryChipAndIsDeterministic) {
   EXPECT_TRUE(json["stats"].contains("tp_group0"));
 }
 
+TEST_F(CliTest, ApproximatelyTimedMultiChipRunMatchesLooselyTimed) {
+  const std::vector<std::string> args = {"run",        "-q",    "--platform",
+                                         "jalapeno-8", "--set", "scenario.context_length=1024"};
+  std::vector<std::string> lt = args;
+  lt.insert(lt.end(), {"--out", dir.file("lt")});
+  ASSERT_EQ(runScoville(lt).exitCode, 0);
+  std::vector<std::string> at = args;
+  at.insert(at.end(), {"--timing", "at", "--out", out()});
+  const ProcessResult r = runScoville(at);
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto ltJson = nlohmann::json::parse(readFile(dir.file("lt/report.json")));
+  const auto atJson = nlohmann::json::parse(readFile(report()));
+  EXPECT_EQ(atJson["protocol"]["violations"], 0);
+  EXPECT_GT(atJson["protocol"]["checked_transactions"].get<double>(), 1000.0);
+  EXPECT_NEAR(atJson["results"]["step_time_s"].get<double>() / ltJson["results"]["step_time_s"].get<double>(), 1.0,
+              0.05);
+}
+
 }  // namespace
 }  // namespace scoville::test

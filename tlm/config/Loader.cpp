@@ -212,11 +212,20 @@ Node parseText(const std::string& rootKey, const std::string& text, const std::s
   return finish(rootKey, std::move(document), std::move(source), overrides);
 }
 
+/// Configuration files are small; anything larger is a mistake (or /dev/zero).
+constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+
 std::string readFile(const std::string& rootKey, const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
   std::error_code ec;
-  if (!in || fs::is_directory(file, ec)) {
-    throw ConfigError(ErrorKind::kFileNotFound, file, fmt::format("cannot open {} file", rootKey));
+  if (fs::exists(file, ec) && !fs::is_regular_file(file, ec)) {
+    throw ConfigError(ErrorKind::kFileNotFound, file, fmt::format("the {} file is not a regular file", rootKey));
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(ErrorKind::kFileNotFound, file, fmt::format("cannot open {} file", rootKey));
+  if (const std::uintmax_t size = fs::file_size(file, ec); !ec && size > kMaxConfigBytes) {
+    throw ConfigError(ErrorKind::kInvalidConfig, file,
+                      fmt::format("the {} file holds {} bytes; configuration files are at most {}", rootKey, size,
+                                  kMaxConfigBytes));
   }
   std::ostringstream text;
   text << in.rdbuf();
