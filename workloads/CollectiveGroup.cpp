@@ -50,37 +50,57 @@ void CollectiveGroup::barrier() {
   while (m_generation == generation) sc_core::wait(m_release);
 }
 
+bool CollectiveGroup::send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest) {
+  tlm::PayloadRef payload(m_pool);
+  tlm::OpExtension& op = payload.op();
+  op.kind = tlm::OpKind::kSend;
+  op.phase = tlm::LlmPhase::kDecode;
+  op.layer = layer;
+  op.bytes = send.bytes;
+  op.srcChip = m_chips[static_cast<std::size_t>(rank)];
+  op.dstChip = m_chips[static_cast<std::size_t>(send.dst)];
+  payload->set_command(::tlm::TLM_WRITE_COMMAND);
+  payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  sockets[static_cast<std::size_t>(rank)]->b_transport(*payload, delay);
+  if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
+    if (m_error.empty()) {
+      m_error = fmt::format("layer {}: send of {} bytes from chip {} to chip {} failed: {}", layer, send.bytes,
+                            op.srcChip, op.dstChip, payload->get_response_string());
+    }
+    return false;
+  }
+  m_sends.add();
+  m_bytes.add(static_cast<double>(send.bytes));
+  latest = std::max(latest, delay);
+  return true;
+}
+
 bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_t layer) {
   if (collective.kind == PlannedCollective::Kind::kNone || size() < 2) return true;
   barrier();  // a collective starts when every member has its input
   if (rank == 0) m_collectives.add();
   const sc_core::sc_time entered = sc_core::sc_time_stamp();
   for (const std::vector<hw::Send>& step : schedule(collective).steps) {
-    sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
-    for (const hw::Send& send : step) {
-      if (send.src != rank) continue;
-      tlm::PayloadRef payload(m_pool);
-      tlm::OpExtension& op = payload.op();
-      op.kind = tlm::OpKind::kSend;
-      op.phase = tlm::LlmPhase::kDecode;
-      op.layer = layer;
-      op.bytes = send.bytes;
-      op.srcChip = m_chips[static_cast<std::size_t>(rank)];
-      op.dstChip = m_chips[static_cast<std::size_t>(send.dst)];
-      payload->set_command(::tlm::TLM_WRITE_COMMAND);
-      payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      sockets[static_cast<std::size_t>(rank)]->b_transport(*payload, delay);
-      if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
-        if (m_error.empty()) {
-          m_error = fmt::format("layer {}: send of {} bytes from chip {} to chip {} failed: {}", layer, send.bytes,
-                                op.srcChip, op.dstChip, payload->get_response_string());
-        }
-        return false;
+    // The sends of a step are issued in rounds: every member's k-th send before anyone's
+    // (k+1)-th, all at the current time. Loosely-timed targets serve in call order, so issuing
+    // rank by rank would let one member's later sends take the links ahead of the others' first
+    // ones; rounds keep the order the hardware would see (each member's engine pushing its
+    // messages out one after another, all members at once).
+    std::vector<const hw::Send*> mine;
+    std::size_t rounds = 0;
+    {
+      std::vector<std::size_t> perRank(static_cast<std::size_t>(size()), 0);
+      for (const hw::Send& send : step) {
+        ++perRank[static_cast<std::size_t>(send.src)];
+        if (send.src == rank) mine.push_back(&send);
       }
-      m_sends.add();
-      m_bytes.add(static_cast<double>(send.bytes));
-      latest = std::max(latest, delay);
+      rounds = *std::max_element(perRank.begin(), perRank.end());
+    }
+    sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
+    for (std::size_t round = 0; round < rounds; ++round) {
+      if (round < mine.size() && !send(rank, *mine[round], layer, latest)) return false;
+      if (round + 1 < rounds) barrier();
     }
     if (latest > sc_core::SC_ZERO_TIME) sc_core::wait(latest);
     barrier();

@@ -3,10 +3,11 @@
 // fabric.
 //
 // Each member's compute stream calls run() when its op's result must be combined. The collective
-// is expanded into a schedule of point-to-point sends (hw::expandCollective); in each step a
-// member issues its sends through its chip's fabric interface at the current time (the link
-// serialises them), waits until the last one has arrived, then waits for every member to finish
-// the step (a barrier). The collective's time thus comes from the links and switches, and a slow
+// is expanded into a schedule of point-to-point sends (hw::expandCollective); in each step the
+// members issue their sends through their chips' fabric interfaces at the current time, in
+// rounds (everyone's first send, then everyone's second, ...: the order the links would see them;
+// each link serialises what it carries), wait until their last send has arrived, then wait for
+// every member to finish the step (a barrier). The collective's time thus comes from the links and switches, and a slow
 // member delays the whole group, as on hardware.
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -45,6 +46,8 @@ class CollectiveGroup : public sc_core::sc_module {
  private:
   const hw::Schedule& schedule(const PlannedCollective& collective);
   void barrier();
+  /// Issues one send of rank `rank`; its completion delay raises `latest`. False on an error.
+  bool send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest);
 
   std::vector<int> m_chips;
   hw::CollectiveAlgorithm m_algorithm;
