@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hw/network/GraphFabric.h"
+#include "test/support/BurstSender.h"
 #include "test/support/Elaboration.h"
 #include "test/support/TrafficGenerator.h"
 #include "tlm/ActivityBus.h"
@@ -22,6 +23,7 @@
 namespace scoville::hw {
 namespace {
 
+using test::BurstSender;
 using test::TrafficGenerator;
 
 constexpr double kBandwidth = 100e9;
@@ -360,37 +362,6 @@ TEST(FabricBisection, LeafSpineIsTheSmallerOfChipAndUplinkSides) {
 // ---------------------------------------------------------------------------------------------
 // Timing scenarios (one elaboration each)
 
-/// Issues all its sends at time zero without waiting for any (a DMA engine with a deep queue),
-/// then stays alive until the last has arrived. Records each send's arrival time.
-class BurstSender : public sc_core::sc_module {
- public:
-  tlm_utils::simple_initiator_socket<BurstSender> socket{"socket"};
-  std::vector<TrafficGenerator::Request> sends;
-  std::vector<sc_core::sc_time> arrivals;
-
-  BurstSender(const sc_core::sc_module_name& name, std::vector<TrafficGenerator::Request> requests)
-      : sc_core::sc_module(name), sends(std::move(requests)) {
-    SC_HAS_PROCESS(BurstSender);
-    SC_THREAD(run);
-  }
-
- private:
-  void run() {
-    sc_core::sc_time last = sc_core::SC_ZERO_TIME;
-    for (const auto& s : sends) {
-      tlm::PayloadRef payload(m_pool);
-      payload.op() = s.op;
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      socket->b_transport(*payload, delay);
-      ASSERT_EQ(payload->get_response_status(), ::tlm::TLM_OK_RESPONSE);
-      arrivals.push_back(sc_core::sc_time_stamp() + delay);
-      last = std::max(last, delay);
-    }
-    wait(last);
-  }
-  tlm::PayloadPool m_pool;
-};
-
 TEST(FabricScenario, SingleHopTakesLatencyPlusSerialisation) {
   test::claimElaboration();
   GraphFabric fabric("mesh", fullMeshGraph(4, link(), 1));
@@ -574,10 +545,10 @@ TEST(FabricScenario, NoMessageBeatsTheRoofline) {
   sc_core::sc_start();
   const double elapsed = sc_core::sc_time_stamp().to_seconds();
   for (const auto& sender : senders) {
-    ASSERT_EQ(sender->arrivals.size(), sender->sends.size());
+    ASSERT_EQ(sender->arrivals.size(), sender->sends().size());
     double wire = 0;
-    for (std::size_t i = 0; i < sender->sends.size(); ++i) {
-      const tlm::OpExtension& op = sender->sends[i].op;
+    for (std::size_t i = 0; i < sender->sends().size(); ++i) {
+      const tlm::OpExtension& op = sender->sends()[i].op;
       const double w = static_cast<double>(link().wireBytesFor(op.bytes));
       const int h = fabric.hops(op.srcChip, op.dstChip);
       // Alone on its path: h latencies, h - 1 forwards, one serialisation; and never above link rate.
