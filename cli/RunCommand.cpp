@@ -90,6 +90,10 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
                      {"flops", p.flops},
                      {"weight_bytes", p.weightBytes},
                      {"kv_cache_bytes", p.kvBytes},
+                     {"activation_memory_bytes", platform.placement.activationBytes},
+                     {"hbm_capacity_bytes", platform.chipConfig(member.chip).hbm.capacityBytes},
+                     {"hbm_used_fraction", (p.weightBytes + p.kvBytes + platform.placement.activationBytes) /
+                                               platform.chipConfig(member.chip).hbm.capacityBytes},
                      {"collective_bytes_sent", sent},
                      {"bound_s", b.bound()}});
   }

@@ -347,6 +347,12 @@ TEST_F(CliTest, MultiChipRunReportsEveryChipAndIsDeterministic) {
   for (const auto& chip : results["chips"]) {
     EXPECT_GE(chip["step_time_s"].get<double>(), chip["bound_s"].get<double>());
     EXPECT_GT(chip["collective_bytes_sent"].get<double>(), 0.0);
+    // An eighth of 141 GB of weights, 4 GiB of activations and a little KV on 216 GB.
+    EXPECT_NEAR(chip["hbm_used_fraction"].get<double>(),
+                (chip["weight_bytes"].get<double>() + chip["kv_cache_bytes"].get<double>() + 4294967296.0) / 216e9,
+                1e-12);
+    EXPECT_GT(chip["hbm_used_fraction"].get<double>(), 0.1);
+    EXPECT_LT(chip["hbm_used_fraction"].get<double>(), 0.11);
   }
   EXPECT_LE(results["roofline"]["fraction_of_bound"].get<double>(), 1.0);
   EXPECT_GT(results["per_op"]["o_proj"]["collective_time_s"].get<double>(), 0.0);
