@@ -39,6 +39,7 @@ struct ChipBounds {
   double memory = 0.0;
   double compute = 0.0;
   double communication = 0.0;
+  double total = 0.0;  ///< summed over pipeline stages (replica bounds only)
   double bound() const { return std::max({memory, compute, communication}); }
 };
 
@@ -61,20 +62,25 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
   const int tp = runner.plan().tp;
 
   // Bytes each member of a group sent: every algorithm used here is symmetric across members.
-  const auto sentPerMember = [&](int replica) {
-    const workload::CollectiveGroup* group = runner.groupOf(replica);
+  const auto sentPerMember = [&](int replica, int stage) {
+    const workload::CollectiveGroup* group = runner.groupOf(replica, stage);
     return group == nullptr ? 0.0 : group->stats().value("bytes") / tp;
   };
 
+  // A step's bound: the stages of a replica run one after another, so its bound is the sum over
+  // stages of the slowest chip's bound in each; the platform's is the largest over replicas. The
+  // memory/compute/communication split reported is the slowest chip's of the last stage summed.
+  std::map<std::pair<int, int>, ChipBounds> stageBound;  // (replica, stage) -> slowest chip's bounds
   ChipBounds worst;
   double bytesMoved = 0, flops = 0, vectorOps = 0, weights = 0, kv = 0, collectiveBytes = 0;
   nlohmann::ordered_json chips = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < runner.drivers(); ++i) {
     const workload::ChipAssignment& member = runner.plan().members[i];
     const workload::DecodePlan& p = runner.driver(i).plan();
-    const double sent = sentPerMember(member.replica);
+    const double sent = sentPerMember(member.replica, member.stage);
     const ChipBounds b = boundsOf(p, platform.chipConfig(member.chip), sent);
-    if (b.bound() > worst.bound()) worst = b;
+    ChipBounds& stage = stageBound[{member.replica, member.stage}];
+    if (b.bound() > stage.bound()) stage = b;
     bytesMoved += p.bytesMoved;
     flops += p.flops;
     vectorOps += p.vectorOps;
@@ -84,6 +90,7 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
     chips.push_back({{"chip", platform::PlatformConfig::chipName(member.chip)},
                      {"replica", member.replica},
                      {"tp_rank", member.rank},
+                     {"stage", member.stage},
                      {"batch", member.batch},
                      {"step_time_s", runner.driver(i).stepTime().to_seconds()},
                      {"bytes_moved", p.bytesMoved},
@@ -129,8 +136,22 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
     }
   }
 
-  const double bound = worst.bound();
-  const char* boundBy = bound == worst.memory ? "memory" : bound == worst.compute ? "compute" : "communication";
+  std::map<int, ChipBounds> replicaBound;
+  for (const auto& [key, b] : stageBound) {
+    ChipBounds& r = replicaBound[key.first];
+    r.memory += b.memory;
+    r.compute += b.compute;
+    r.communication += b.communication;
+    // Per stage only the binding resource counts toward the replica's bound.
+    r.total += b.bound();
+  }
+  for (const auto& [replica, b] : replicaBound) {
+    if (b.total > worst.total) worst = b;
+  }
+  const double bound = worst.total;
+  const char* boundBy = worst.memory >= std::max(worst.compute, worst.communication) ? "memory"
+                        : worst.compute >= worst.communication                       ? "compute"
+                                                                                     : "communication";
   double hbmPeak = 0.0, flopsPeak = 0.0;
   for (const workload::ChipAssignment& member : runner.plan().members) {
     hbmPeak += platform.chipConfig(member.chip).hbm.bandwidthBytesPerS;
@@ -139,7 +160,7 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
   return {{"kind", "decode_step"},
           {"batch", scenario.batch},
           {"context_length", scenario.contextLength},
-          {"placement", {{"tp", tp}, {"dp", runner.plan().dp}, {"chips", runner.drivers()}}},
+          {"placement", {{"tp", tp}, {"pp", runner.plan().pp}, {"dp", runner.plan().dp}, {"chips", runner.drivers()}}},
           {"step_time_s", step},
           {"inter_token_latency_s", step},
           {"tokens_per_s_per_user", 1.0 / step},
@@ -178,7 +199,10 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
   const int chips = inputs.platform.chipCount();
   out << fmt::format("scoville run: {} on {} — {} (batch {}, context {}; tp {} x dp {}, {})\n", inputs.model.name,
                      inputs.platform.name, inputs.scenario.name, inputs.scenario.batch, inputs.scenario.contextLength,
-                     placement["tp"].get<int>(), placement["dp"].get<int>(),
+                     placement["pp"].get<int>() > 1
+                         ? fmt::format("{} x pp {}", placement["tp"].get<int>(), placement["pp"].get<int>())
+                         : std::to_string(placement["tp"].get<int>()),
+                     placement["dp"].get<int>(),
                      busy == chips ? fmt::format("{} chip{}", chips, chips > 1 ? "s" : "")
                                    : fmt::format("{} of {} chips busy", busy, chips));
   out << fmt::format("  decode step time     {}  (roofline bound {}, {}-bound; {:.1f}% of bound)\n",
@@ -260,6 +284,7 @@ int runCommand(const Args& args, std::ostream& out) {
   report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   for (const auto& group : runner.groups()) stats[group->stats().name()] = group->stats().toJson();
+  for (const auto& link : runner.pipelineLinks()) stats[link->stats().name()] = link->stats().toJson();
   report["stats"] = stats;
   report["protocol"] = {{"checked_transactions", tlm::ProtocolChecker::checkedTransactions()},
                         {"violations", tlm::ProtocolChecker::violations()}};

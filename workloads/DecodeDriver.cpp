@@ -66,6 +66,13 @@ void DecodeDriver::computeStream() {
     m_ready.read(i);
     if (!m_error.empty()) return;
     const PlannedOp& op = m_plan.ops[i];
+    if (n == 0 && m_plan.receivesFromPrevious) {
+      if (m_input == nullptr) {
+        m_error = "the plan waits for a previous pipeline stage but the driver has no input link";
+        return;
+      }
+      m_input->receive();
+    }
     m_timings[i].computeStart = sc_core::sc_time_stamp();
     for (const tlm::GemmShape& gemm : op.gemms) {
       if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op.layer)) return;
@@ -82,6 +89,17 @@ void DecodeDriver::computeStream() {
       }
       if (!m_group->run(m_rank, op.after, op.layer)) {
         if (m_error.empty()) m_error = m_group->error();
+        return;
+      }
+    }
+    if (op.sendNext > 0) {
+      if (m_output == nullptr) {
+        m_error = fmt::format("layer {}: op {} sends to the next pipeline stage but the driver has no output link",
+                              op.layer, op.name);
+        return;
+      }
+      if (!m_output->send(op.sendNext, op.layer)) {
+        m_error = m_output->error();
         return;
       }
     }

@@ -2,7 +2,9 @@
 // Issues a DecodePlan to a chip as TLM-2.0 transactions and records when each op ran.
 //
 // Under tensor parallelism the compute stream also runs the collective that follows an op (see
-// CollectiveGroup) before it starts the next op, while the load stream keeps prefetching.
+// CollectiveGroup) before it starts the next op, while the load stream keeps prefetching. Under
+// pipeline parallelism it waits for the previous stage's activations before its first op and
+// sends its own to the next stage after its last (see PipelineLink).
 //
 // Two SC_THREADs model the chip's two streams: the load stream issues each tile's memory
 // transactions in order; the compute stream runs each tile's GEMMs, then its vector work (norms,
@@ -22,6 +24,7 @@
 #include "tlm/TimingMode.h"
 #include "workloads/CollectiveGroup.h"
 #include "workloads/DecodePlan.h"
+#include "workloads/PipelineLink.h"
 
 namespace scoville::workload {
 
@@ -38,7 +41,7 @@ class DecodeDriver : public sc_core::sc_module {
 
   struct OpTiming {
     sc_core::sc_time loadStart, loadEnd, computeStart, computeEnd;
-    sc_core::sc_time collectiveEnd;  ///< end of the collective after the op (= computeEnd without one)
+    sc_core::sc_time collectiveEnd;  ///< end of the collective and pipeline send after the op (or computeEnd)
   };
 
   /// stagingBuffers: SRAM buffers shared by the two streams (chip.sram.staging_buffers).
@@ -52,6 +55,16 @@ class DecodeDriver : public sc_core::sc_module {
     m_group = &group;
     m_rank = rank;
   }
+
+  /// Pipeline neighbours: `input` delivers the previous stage's activations (needed when the plan
+  /// receivesFromPrevious), `output` carries ops' sendNext bytes to the next stage.
+  void linkStages(PipelineLink* input, PipelineLink* output) {
+    m_input = input;
+    m_output = output;
+  }
+
+  PipelineLink* input() const { return m_input; }
+  PipelineLink* output() const { return m_output; }
 
   const DecodePlan& plan() const { return m_plan; }
   const std::vector<OpTiming>& timings() const { return m_timings; }
@@ -77,6 +90,8 @@ class DecodeDriver : public sc_core::sc_module {
   sc_core::sc_time m_stepTime;
   std::string m_error;
   CollectiveGroup* m_group = nullptr;
+  PipelineLink* m_input = nullptr;
+  PipelineLink* m_output = nullptr;
   int m_rank = 0;
 };
 

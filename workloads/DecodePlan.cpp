@@ -58,7 +58,7 @@ uint64_t shardOf(uint64_t total, int parts, int rank) {
 }
 
 DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
-                          TensorShard shard, int batchOverride, double reservedBytes) {
+                          ModelShard shard, int batchOverride, double reservedBytes) {
   using config::ConfigError;
   using config::ErrorKind;
   if (model.ffnIntermediate < shard.tp || model.vocab < shard.tp) {
@@ -66,6 +66,11 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
                       fmt::format("tensor parallelism tp = {} leaves ranks without work in model '{}': "
                                   "ffn_intermediate {} and vocab {} must be at least tp",
                                   shard.tp, model.name, model.ffnIntermediate, model.vocab));
+  }
+  if (shard.pp > model.layers) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("pipeline parallelism pp = {} leaves stages without layers: model '{}' has {}",
+                                  shard.pp, model.name, model.layers));
   }
   if (model.qHeads % shard.tp != 0 || (model.kvHeads % shard.tp != 0 && shard.tp % model.kvHeads != 0)) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
@@ -112,12 +117,20 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
     plan.weightBytes += static_cast<double>(bytes);
     return hbm.take(bytes);
   };
-  const uint64_t embedding = takeWeights(bytesOf(localVocab * hidden, w));
+  // This stage's layers: [firstLayer, firstLayer + stageLayers).
+  const bool firstStage = shard.stage == 0;
+  const bool lastStage = shard.stage == shard.pp - 1;
+  uint32_t firstLayer = 0;
+  for (int s = 0; s < shard.stage; ++s) {
+    firstLayer += static_cast<uint32_t>(shardOf(static_cast<uint64_t>(model.layers), shard.pp, s));
+  }
+  const auto stageLayers = static_cast<uint32_t>(shardOf(static_cast<uint64_t>(model.layers), shard.pp, shard.stage));
+  const uint64_t embedding = firstStage ? takeWeights(bytesOf(localVocab * hidden, w)) : 0;
   struct LayerWeights {
     uint64_t qkv, o, up, down;
   };
   std::vector<LayerWeights> layers;
-  for (int l = 0; l < model.layers; ++l) {
+  for (uint32_t l = 0; l < stageLayers; ++l) {
     LayerWeights lw{};
     lw.qkv = takeWeights(bytesOf(hidden * (qDim + 2 * kvDim), w));
     lw.o = takeWeights(bytesOf(qDim * hidden, w));
@@ -125,16 +138,19 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
     lw.down = takeWeights(bytesOf(inter * hidden, w));
     layers.push_back(lw);
   }
-  const uint64_t lmHead = model.tiedEmbeddings ? embedding : takeWeights(bytesOf(localVocab * hidden, w));
+  // A tied LM head shares the embedding only when both live on this stage.
+  const uint64_t lmHead = !lastStage                           ? 0
+                          : model.tiedEmbeddings && firstStage ? embedding
+                                                               : takeWeights(bytesOf(localVocab * hidden, w));
   // Norm weights (two per layer and the final one) are replicated on every rank; no op reads
   // them separately (they ride along with the activations), but they take memory.
-  takeWeights(bytesOf((2 * static_cast<uint64_t>(model.layers) + 1) * hidden, w));
+  takeWeights(bytesOf((2 * static_cast<uint64_t>(stageLayers) + (lastStage ? 1 : 0)) * hidden, w));
   const uint64_t kvPerTokenLayer = bytesOf(2 * kvDim, model.kvPrecision);
   const uint64_t kvRegion = kvPerTokenLayer * (context + 1);  // one request, one layer, after the step
   std::vector<uint64_t> kvBase;                               // [layer * batch + request]
-  for (uint64_t i = 0; i < static_cast<uint64_t>(model.layers) * batch; ++i) kvBase.push_back(hbm.take(kvRegion));
+  for (uint64_t i = 0; i < static_cast<uint64_t>(stageLayers) * batch; ++i) kvBase.push_back(hbm.take(kvRegion));
 
-  plan.kvBytes = static_cast<double>(kvRegion) * static_cast<double>(model.layers) * static_cast<double>(batch);
+  plan.kvBytes = static_cast<double>(kvRegion) * static_cast<double>(stageLayers) * static_cast<double>(batch);
   const double needed = static_cast<double>(hbm.used()) + reservedBytes;
   if (needed > chip.hbm.capacityBytes) {
     throw ConfigError(
@@ -190,23 +206,27 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
 
   // Embedding lookup: one row per request (vocab-parallel: each rank looks up the rows it holds,
   // about 1/tp of them, and the all-reduce assembles the embeddings).
-  PlannedOp lookup{"embedding", lastLayer, {}, {}};
-  if (const uint64_t rows = shardOf(batch, tp, shard.rank); rows > 0) {
-    lookup.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, embedding, bytesOf(rows * hidden, w)});
+  if (firstStage) {
+    PlannedOp lookup{"embedding", lastLayer, {}, {}};
+    if (const uint64_t rows = shardOf(batch, tp, shard.rank); rows > 0) {
+      lookup.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, embedding, bytesOf(rows * hidden, w)});
+    }
+    plan.ops.push_back(std::move(lookup));
+    allReduceAfterLast();
   }
-  plan.ops.push_back(std::move(lookup));
-  allReduceAfterLast();
+  plan.receivesFromPrevious = !firstStage;
 
   // Attention over each request's cache in tiles of tokens (flash-decoding: partial softmax per
   // tile, merged at the end): read the tile's keys and values, score it, weight the values.
   const uint64_t tokensPerTile = std::max<uint64_t>(1, static_cast<uint64_t>(tileBytes) / kvPerTokenLayer);
   const auto kvHeads = localKvHeads;
-  for (uint32_t l = 0; l < lastLayer; ++l) {
-    const LayerWeights& lw = layers[l];
+  for (uint32_t local = 0; local < stageLayers; ++local) {
+    const uint32_t l = firstLayer + local;
+    const LayerWeights& lw = layers[local];
     plan.ops.push_back(PlannedOp{"norm", l, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
     weightGemm("qkv_proj", l, lw.qkv, hidden, qDim + 2 * kvDim, 0.0);
     for (uint64_t r = 0; r < batch; ++r) {
-      const uint64_t base = kvBase[l * batch + r];
+      const uint64_t base = kvBase[local * batch + r];
       for (uint64_t first = 0; first <= context; first += tokensPerTile) {
         const uint64_t last = std::min(context + 1, first + tokensPerTile);  // the new token included
         PlannedOp tile{"attention", l, {}, {}};
@@ -233,12 +253,17 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
     weightGemm("ffn_down", l, lw.down, inter, hidden, 0.0);
     allReduceAfterLast();
   }
-  plan.ops.push_back(PlannedOp{"norm", lastLayer, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
-  weightGemm("lm_head", lastLayer, lmHead, hidden, localVocab, kSamplingOps);
-  // Each rank's best token and its score (8 bytes per request) are gathered to pick the winner.
-  if (tp > 1) {
-    plan.ops.back().after =
-        PlannedCollective{PlannedCollective::Kind::kAllGather, 8 * batch * static_cast<uint64_t>(tp)};
+  if (!lastStage) {
+    // The stage's output activations go to the same rank of the next stage.
+    plan.ops.back().sendNext = activationBytes;
+  } else {
+    plan.ops.push_back(PlannedOp{"norm", lastLayer, {}, {}, kNormOps * static_cast<double>(batch * hidden)});
+    weightGemm("lm_head", lastLayer, lmHead, hidden, localVocab, kSamplingOps);
+    // Each rank's best token and its score (8 bytes per request) are gathered to pick the winner.
+    if (tp > 1) {
+      plan.ops.back().after =
+          PlannedCollective{PlannedCollective::Kind::kAllGather, 8 * batch * static_cast<uint64_t>(tp)};
+    }
   }
 
   for (const PlannedOp& op : plan.ops) {

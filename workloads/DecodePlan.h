@@ -38,18 +38,23 @@ struct PlannedOp {
   std::vector<tlm::GemmShape> gemms;
   double vectorOps = 0.0;     ///< element operations on the vector unit after the GEMMs
   PlannedCollective after{};  ///< run by the tensor-parallel group once this op has computed
+  uint64_t sendNext = 0;      ///< bytes sent to the same rank of the next pipeline stage after that
 
   uint64_t bytes() const;
   double flops() const;
 };
 
-/// Which slice of the model a chip computes under tensor parallelism (Megatron-style): query
-/// heads, KV heads (replicated when there are fewer than tp), FFN columns and vocabulary rows
-/// are split tp ways; rank r takes the r-th contiguous part (the first parts one larger when the
-/// split is uneven).
-struct TensorShard {
+/// Which slice of the model a chip computes. Tensor parallelism (Megatron-style): query heads, KV
+/// heads (replicated when there are fewer than tp), FFN columns and vocabulary rows are split tp
+/// ways; rank r takes the r-th contiguous part (the first parts one larger when the split is
+/// uneven). Pipeline parallelism: stage s of pp holds the s-th contiguous run of layers (the
+/// first runs one longer when uneven); stage 0 also the embedding, the last stage the final norm
+/// and the LM head.
+struct ModelShard {
   int tp = 1;
   int rank = 0;
+  int pp = 1;
+  int stage = 0;
 };
 
 /// Elements of a `total`-wide dimension rank `rank` of `parts` holds.
@@ -57,7 +62,9 @@ uint64_t shardOf(uint64_t total, int parts, int rank);
 
 struct DecodePlan {
   std::vector<PlannedOp> ops;
-  TensorShard shard;
+  ModelShard shard;
+  /// The first op waits for the previous pipeline stage's activations (every stage but the first).
+  bool receivesFromPrevious = false;
   tlm::Precision computePrecision = tlm::Precision::kBf16;
   uint64_t batch = 0;
   double weightBytes = 0.0;      ///< bytes of the weights this chip holds
@@ -72,7 +79,7 @@ struct DecodePlan {
   double computeBoundS(const hw::ChipConfig& chip) const { return flops / chip.tensorCore.peakFlops(computePrecision); }
 };
 
-/// Plans one decode step, on one chip of a tensor-parallel group, of `batch` requests with
+/// Plans one decode step, on one chip of a tensor-parallel group and pipeline stage, of `batch` requests with
 /// `scenario.contextLength` tokens each. Weights are stored output-major (the K weights of each
 /// output column contiguous), so a tile of output columns is one contiguous HBM read; tiles hold
 /// at most chip.sram.bufferBytes(). With tp > 1 the embedding, o_proj and ffn_down outputs are
@@ -81,6 +88,6 @@ struct DecodePlan {
 /// (with the numbers), kInvalidConfig when the chip cannot compute in the model's precision or the
 /// heads do not split tp ways.
 DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
-                          TensorShard shard = {}, int batch = -1, double reservedBytes = 0.0);
+                          ModelShard shard = {}, int batch = -1, double reservedBytes = 0.0);
 
 }  // namespace scoville::workload

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "tlm/config/ConfigError.h"
 
@@ -13,12 +15,6 @@ using config::ErrorKind;
 PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
                                           const ScenarioConfig& scenario) {
   const platform::PlacementConfig& placement = platform.placement;
-  if (placement.pp > 1) {
-    throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("platform '{}' places the model in {} pipeline stages (placement.pp), but the "
-                                  "decode-step driver runs one stage; use tp and dp",
-                                  platform.name, placement.pp));
-  }
   std::vector<int> chips;
   if (placement.disaggregation) {
     chips = placement.disaggregation->decodeChips;
@@ -27,37 +23,45 @@ PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platfo
   }
   PlatformDecodePlan out;
   out.tp = placement.tp;
+  out.pp = placement.pp;
   out.dp = placement.dp;
   std::vector<std::string> misfits;
   for (int d = 0; d < placement.dp; ++d) {
     const int batch = static_cast<int>(shardOf(static_cast<uint64_t>(scenario.batch), placement.dp, d));
-    for (int r = 0; r < placement.tp; ++r) {
-      const int chip = chips[static_cast<std::size_t>(d * placement.tp + r)];
-      try {
-        DecodePlan plan = planDecodeStep(model, scenario, platform.chipConfig(chip), TensorShard{placement.tp, r},
-                                         batch, placement.activationBytes);
-        // More replicas than requests: an idle replica still holds the weights (checked above)
-        // but runs nothing.
-        if (batch == 0) continue;
-        out.plans.push_back(std::move(plan));
-        out.members.push_back(ChipAssignment{chip, d, r, batch});
-      } catch (const ConfigError& e) {
-        if (e.kind() != ErrorKind::kDoesNotFit) throw;
-        // "model 'M' does not fit on chip 'T' (...): weights ..." -> "chipN (T, tp rank r): weights ..."
-        const std::size_t numbers = e.message().find("weights ");
-        misfits.push_back(fmt::format("{} ({}{}): {}", platform::PlatformConfig::chipName(chip),
-                                      platform.chipConfig(chip).name,
-                                      placement.tp > 1 ? fmt::format(", tp rank {}", r) : "",
-                                      numbers == std::string::npos ? e.message() : e.message().substr(numbers)));
+    for (int stage = 0; stage < placement.pp; ++stage) {
+      for (int r = 0; r < placement.tp; ++r) {
+        const int chip = chips[static_cast<std::size_t>((d * placement.pp + stage) * placement.tp + r)];
+        try {
+          DecodePlan plan =
+              planDecodeStep(model, scenario, platform.chipConfig(chip),
+                             ModelShard{placement.tp, r, placement.pp, stage}, batch, placement.activationBytes);
+          // More replicas than requests: an idle replica still holds the weights (checked above)
+          // but runs nothing.
+          if (batch == 0) continue;
+          out.plans.push_back(std::move(plan));
+          out.members.push_back(ChipAssignment{chip, d, r, stage, batch});
+        } catch (const ConfigError& e) {
+          if (e.kind() != ErrorKind::kDoesNotFit) throw;
+          // "model 'M' does not fit on chip 'T' (...): weights ..." -> "chipN (T, tp rank r): weights ..."
+          const std::size_t numbers = e.message().find("weights ");
+          misfits.push_back(fmt::format("{} ({}{}{}): {}", platform::PlatformConfig::chipName(chip),
+                                        platform.chipConfig(chip).name,
+                                        placement.tp > 1 ? fmt::format(", tp rank {}", r) : "",
+                                        placement.pp > 1 ? fmt::format(", stage {}", stage) : "",
+                                        numbers == std::string::npos ? e.message() : e.message().substr(numbers)));
+        }
       }
     }
   }
   if (!misfits.empty()) {
-    throw ConfigError(ErrorKind::kDoesNotFit, "",
-                      fmt::format("model '{}' does not fit platform '{}' under placement tp {} x dp {} (batch {}, "
-                                  "context {}) on {} of its chips:\n  {}",
-                                  model.name, platform.name, placement.tp, placement.dp, scenario.batch,
-                                  scenario.contextLength, misfits.size(), fmt::join(misfits, "\n  ")));
+    throw ConfigError(
+        ErrorKind::kDoesNotFit, "",
+        fmt::format(
+            "model '{}' does not fit platform '{}' under placement tp {} x dp {} (batch {}, "
+            "context {}) on {} of its chips:\n  {}",
+            model.name, platform.name,
+            placement.pp > 1 ? fmt::format("{} x pp {}", placement.tp, placement.pp) : std::to_string(placement.tp),
+            placement.dp, scenario.batch, scenario.contextLength, misfits.size(), fmt::join(misfits, "\n  ")));
   }
   return out;
 }
@@ -66,14 +70,17 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
                                            PlatformDecodePlan plan, tlm::TimingMode mode)
     : sc_core::sc_module(name), m_plan(std::move(plan)) {
   const hw::CollectiveAlgorithm algorithm = platform.config().placement.allReduce;
+  const auto partName = [&](const char* what, const ChipAssignment& m) {
+    return m_plan.pp > 1 ? fmt::format("{}{}_{}", what, m.replica, m.stage) : fmt::format("{}{}", what, m.replica);
+  };
+  std::map<std::tuple<int, int, int>, std::size_t> driverOf;  // (replica, stage, rank) -> driver
   for (std::size_t i = 0; i < m_plan.members.size(); ++i) {
     const ChipAssignment& member = m_plan.members[i];
     if (m_plan.tp > 1 && member.rank == 0) {
       std::vector<int> chips;
       for (std::size_t j = i; j < i + static_cast<std::size_t>(m_plan.tp); ++j) chips.push_back(m_plan.members[j].chip);
-      m_groups.push_back(
-          std::make_unique<CollectiveGroup>(fmt::format("tp_group{}", member.replica).c_str(), chips, algorithm));
-      m_groupOfReplica[member.replica] = m_groups.back().get();
+      m_groups.push_back(std::make_unique<CollectiveGroup>(partName("tp_group", member).c_str(), chips, algorithm));
+      m_groupOf[{member.replica, member.stage}] = m_groups.back().get();
       for (int r = 0; r < m_plan.tp; ++r) {
         m_groups.back()->sockets[static_cast<std::size_t>(r)].bind(
             platform.fabric(chips[static_cast<std::size_t>(r)]).fromChip);
@@ -86,13 +93,26 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
     m_drivers.back()->loadPort.socket.bind(chip.socket());
     m_drivers.back()->computePort.socket.bind(chip.socket());
     if (m_plan.tp > 1) m_drivers.back()->joinGroup(*m_groups.back(), member.rank);
+    driverOf[{member.replica, member.stage, member.rank}] = i;
+  }
+  // Each rank of a stage hands its activations to the same rank of the next stage.
+  for (std::size_t i = 0; i < m_plan.members.size(); ++i) {
+    const ChipAssignment& from = m_plan.members[i];
+    if (from.stage + 1 >= m_plan.pp) continue;
+    const std::size_t next = driverOf.at({from.replica, from.stage + 1, from.rank});
+    const ChipAssignment& to = m_plan.members[next];
+    m_links.push_back(std::make_unique<PipelineLink>(
+        fmt::format("stage_link{}_{}_{}", from.replica, from.stage, from.rank).c_str(), from.chip, to.chip));
+    m_links.back()->socket.bind(platform.fabric(from.chip).fromChip);
+    m_drivers[i]->linkStages(m_drivers[i]->input(), m_links.back().get());
+    m_drivers[next]->linkStages(m_links.back().get(), m_drivers[next]->output());
   }
   m_plan.plans.clear();  // moved into the drivers: driver(i).plan()
 }
 
-const CollectiveGroup* PlatformDecodeRunner::groupOf(int replica) const {
-  const auto it = m_groupOfReplica.find(replica);
-  return it == m_groupOfReplica.end() ? nullptr : it->second;
+const CollectiveGroup* PlatformDecodeRunner::groupOf(int replica, int stage) const {
+  const auto it = m_groupOf.find({replica, stage});
+  return it == m_groupOf.end() ? nullptr : it->second;
 }
 
 bool PlatformDecodeRunner::finished() const {
@@ -102,6 +122,9 @@ bool PlatformDecodeRunner::finished() const {
 std::string PlatformDecodeRunner::error() const {
   for (const auto& d : m_drivers) {
     if (!d->error().empty()) return d->error();
+  }
+  for (const auto& link : m_links) {
+    if (!link->error().empty()) return link->error();
   }
   return "";
 }

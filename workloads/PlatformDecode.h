@@ -16,6 +16,7 @@
 #include "workloads/DecodeDriver.h"
 #include "workloads/DecodePlan.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/PipelineLink.h"
 #include "workloads/ScenarioConfig.h"
 
 namespace scoville::workload {
@@ -25,28 +26,31 @@ struct ChipAssignment {
   int chip = 0;     ///< platform chip index
   int replica = 0;  ///< data-parallel replica
   int rank = 0;     ///< tensor-parallel rank within the replica
+  int stage = 0;    ///< pipeline stage within the replica
   int batch = 0;    ///< requests of the replica (the scenario's batch spread over dp replicas)
 };
 
 struct PlatformDecodePlan {
   int tp = 1;
+  int pp = 1;
   int dp = 1;
-  std::vector<ChipAssignment> members;  ///< replica-major, then rank
+  std::vector<ChipAssignment> members;  ///< replica-major, then stage, then rank
   std::vector<DecodePlan> plans;        ///< plans[i] runs on members[i].chip
 };
 
 /// Plans the step on the platform's decode chips (all chips, or placement.disaggregation's
-/// decode_chips in order): replica d, rank r runs on the (d * tp + r)-th of them and holds the
-/// placement's activation_memory on top of its weights and KV cache. Replicas left without
-/// requests (batch < dp) run nothing, but their chips must still hold the weights. Throws ConfigError:
-/// kInvalidConfig for pp > 1 (the decode-step driver runs one pipeline stage) or a model that
-/// does not split tp ways; kDoesNotFit naming every chip that does not fit, with its weights, KV
-/// cache, activations and HBM capacity.
+/// decode_chips in order): replica d, stage s, rank r runs on the (d x pp x tp + s x tp + r)-th of
+/// them and holds the placement's activation_memory on top of its weights and KV cache. Replicas
+/// left without requests (batch < dp) run nothing, but their chips must still hold the weights.
+/// Throws ConfigError: kInvalidConfig for a model that does not split tp ways or pp stages;
+/// kDoesNotFit naming every chip that does not fit, with its weights, KV cache, activations and
+/// HBM capacity.
 PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
                                           const ScenarioConfig& scenario);
 
-/// Elaborates one DecodeDriver per planned chip and one CollectiveGroup per replica (tp > 1),
-/// bound to `platform`. The plans move into the drivers (plan().plans is empty afterwards; use
+/// Elaborates one DecodeDriver per planned chip, one CollectiveGroup per replica and stage
+/// (tp > 1) and one PipelineLink per replica, stage boundary and rank (pp > 1), bound to
+/// `platform`. The plans move into the drivers (plan().plans is empty afterwards; use
 /// driver(i).plan()).
 class PlatformDecodeRunner : public sc_core::sc_module {
  public:
@@ -59,8 +63,9 @@ class PlatformDecodeRunner : public sc_core::sc_module {
   std::size_t drivers() const { return m_drivers.size(); }
   const DecodeDriver& driver(std::size_t i) const { return *m_drivers.at(i); }
   const std::vector<std::unique_ptr<CollectiveGroup>>& groups() const { return m_groups; }
-  /// The tensor-parallel group of `replica`; null for tp = 1 or a replica that ran nothing.
-  const CollectiveGroup* groupOf(int replica) const;
+  /// The tensor-parallel group of `replica`'s `stage`; null for tp = 1 or a replica that ran nothing.
+  const CollectiveGroup* groupOf(int replica, int stage = 0) const;
+  const std::vector<std::unique_ptr<PipelineLink>>& pipelineLinks() const { return m_links; }
   /// True once every driver has finished.
   bool finished() const;
   /// The first error any driver or group reported; empty when none.
@@ -74,7 +79,8 @@ class PlatformDecodeRunner : public sc_core::sc_module {
   PlatformDecodePlan m_plan;
   std::vector<std::unique_ptr<DecodeDriver>> m_drivers;
   std::vector<std::unique_ptr<CollectiveGroup>> m_groups;
-  std::map<int, CollectiveGroup*> m_groupOfReplica;
+  std::map<std::pair<int, int>, CollectiveGroup*> m_groupOf;  // (replica, stage)
+  std::vector<std::unique_ptr<PipelineLink>> m_links;
 };
 
 }  // namespace scoville::workload

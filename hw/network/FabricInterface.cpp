@@ -45,7 +45,7 @@ uint64_t FabricInterface::partBytes(uint64_t bytes, std::size_t lane) const {
   return parts[lane];
 }
 
-void FabricInterface::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const tlm::OpExtension& op = tlm::opOf(payload);
   if (op.kind != tlm::OpKind::kSend || op.srcChip != m_chip) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);

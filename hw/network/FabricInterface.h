@@ -10,7 +10,7 @@
 // annotated delay), and its response is the first error any part returned.
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <cstdint>
 #include <systemc>
 #include <tlm>
@@ -23,9 +23,11 @@ namespace scoville::hw {
 
 class FabricInterface : public sc_core::sc_module {
  public:
-  /// Accepts kSend payloads with srcChip == chip(); others get TLM_COMMAND_ERROR_RESPONSE. May
-  /// stay unbound: a chip with nothing to send (an idle replica) leaves it so.
-  tlm_utils::simple_target_socket_optional<FabricInterface> fromChip;
+  /// Accepts kSend payloads with srcChip == chip(); others get TLM_COMMAND_ERROR_RESPONSE. Any
+  /// number of senders (collective groups, pipeline links) may bind, or none (an idle chip).
+  tlm_utils::multi_passthrough_target_socket<FabricInterface, 32, ::tlm::tlm_base_protocol_types, 0,
+                                             sc_core::SC_ZERO_OR_MORE_BOUND>
+      fromChip;
   /// Binding i is lane i; bind exactly laneWeights.size() targets.
   tlm_utils::multi_passthrough_initiator_socket<FabricInterface> toFabric;
 
@@ -40,7 +42,7 @@ class FabricInterface : public sc_core::sc_module {
   const stats::Group& stats() const { return m_stats; }
 
  private:
-  void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  void bTransport(int sender, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   void end_of_elaboration() override;
 
   int m_chip;

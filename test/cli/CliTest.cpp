@@ -378,5 +378,19 @@ TEST_F(CliTest, ApproximatelyTimedMultiChipRunMatchesLooselyTimed) {
               0.05);
 }
 
+TEST_F(CliTest, PipelineParallelRunReportsStagesAndHandOffs) {
+  const ProcessResult r =
+      runScoville({"run", "-q", "--platform", "jalapeno-8", "--set", "platform.placement.tp=4", "--set",
+                   "platform.placement.pp=2", "--set", "scenario.context_length=1024", "--out", out()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const auto json = nlohmann::json::parse(readFile(report()));
+  EXPECT_EQ(json["results"]["placement"]["pp"], 2);
+  int lastStage = 0;
+  for (const auto& chip : json["results"]["chips"]) lastStage = std::max(lastStage, chip["stage"].get<int>());
+  EXPECT_EQ(lastStage, 1);
+  EXPECT_EQ(json["stats"]["stage_link0_0_3"]["stats"]["messages"]["value"], 1.0);
+  EXPECT_LE(json["results"]["roofline"]["fraction_of_bound"].get<double>(), 1.0);
+}
+
 }  // namespace
 }  // namespace scoville::test

@@ -124,6 +124,69 @@ TEST(PlatformFit, ShardsPartitionTheModel) {
   EXPECT_DOUBLE_EQ(whole.collectiveBytes, 0.0);
 }
 
+TEST(PlatformFit, PipelineStagesPartitionTheLayers) {
+  const workload::ModelConfig model = shippedModel("llama-3.1-70b");
+  const hw::ChipConfig chip = shippedPlatform("jalapeno").chipConfig(0);
+  const workload::DecodePlan whole = workload::planDecodeStep(model, decodeStep(2, 512), chip);
+  const int tp = 2;
+  const int pp = 3;  // 80 layers: 27, 27, 26
+  double weights = 0, flops = 0, kv = 0, bytes = 0;
+  for (int stage = 0; stage < pp; ++stage) {
+    for (int r = 0; r < tp; ++r) {
+      const workload::DecodePlan part = workload::planDecodeStep(model, decodeStep(2, 512), chip, {tp, r, pp, stage});
+      weights += part.weightBytes;
+      flops += part.flops;
+      kv += part.kvBytes;
+      bytes += part.bytesMoved;
+      EXPECT_EQ(part.receivesFromPrevious, stage > 0);
+      EXPECT_EQ(part.ops.front().name, stage == 0 ? "embedding" : "norm");
+      EXPECT_EQ(part.ops.back().name, stage == pp - 1 ? "lm_head" : "ffn_down");
+      EXPECT_EQ(part.ops.back().sendNext, stage == pp - 1 ? 0u : 2u * 8192 * 2) << "batch x hidden BF16";
+      EXPECT_EQ(part.ops[1].layer, stage == 0 ? 0u : stage == 1 ? 27u : 54u);
+    }
+  }
+  // Layers split across stages, norms replicated across the tp ranks only.
+  const double norms = (2.0 * model.layers + 1) * model.hidden * 2;
+  EXPECT_DOUBLE_EQ(weights, model.weightBytes() + (tp - 1) * norms);
+  EXPECT_DOUBLE_EQ(kv, whole.kvBytes);
+  EXPECT_NEAR(flops / whole.flops, 1.0, 1e-9);
+  EXPECT_THROW(workload::planDecodeStep(model, decodeStep(1, 16), chip, {1, 0, 81, 0}), config::ConfigError);
+}
+
+// Eight pipeline stages of Llama 3.1 70B on eight chips: one token passes every stage in turn, so
+// the step is the single chip's (within prefetch overlap) and never below the sum of the stages'
+// bounds; each stage boundary carries the activations once.
+TEST(PlatformScenario, PipelineStagesRunInTurn) {
+  claimElaboration();
+  platform::PlatformConfig config = shippedPlatform("jalapeno-8");
+  config.placement.tp = 1;
+  config.placement.pp = 8;
+  workload::PlatformDecodePlan plan =
+      workload::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(1, 2048));
+  const hw::ChipConfig& chip = config.chipConfig(0);
+  double sumOfBounds = 0.0;
+  for (const workload::DecodePlan& p : plan.plans) sumOfBounds += std::max(p.memoryBoundS(chip), p.computeBoundS(chip));
+  platform::Platform platform("platform", config);
+  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
+  sc_core::sc_start();
+  ASSERT_EQ(runner.error(), "");
+  ASSERT_TRUE(runner.finished());
+  EXPECT_GE(runner.stepTime().to_seconds(), sumOfBounds);
+  EXPECT_LE(runner.stepTime().to_seconds(), 1.2 * sumOfBounds);
+  EXPECT_EQ(runner.slowest(), 7u) << "the last stage finishes last";
+  ASSERT_EQ(runner.pipelineLinks().size(), 7u);
+  for (const auto& link : runner.pipelineLinks()) {
+    EXPECT_DOUBLE_EQ(link->stats().value("messages"), 1.0);
+    EXPECT_DOUBLE_EQ(link->stats().value("bytes"), 8192.0 * 2);
+    // 16 KiB over one 800 GB/s bundle, a switch hop and two link latencies.
+    EXPECT_GE(link->stats().value("time"), 16384 / 800e9 + 2 * 150e-9 + 250e-9);
+  }
+  // Stage s starts computing only after stage s-1 has finished and sent.
+  for (std::size_t s = 1; s < runner.drivers(); ++s) {
+    EXPECT_GE(runner.driver(s).timings().front().computeStart, runner.driver(s - 1).timings().back().computeEnd);
+  }
+}
+
 // One decode step of the tiny model on a whole platform: every driver finishes, every chip of
 // the placement worked, and the step is no faster than its slowest chip's roofline.
 class ReferencePlatform : public ::testing::TestWithParam<const char*> {};
