@@ -43,6 +43,9 @@ struct FabricPortsConfig {
 
   /// Injection bandwidth of the chip into the fabric, per direction.
   double bandwidthBytesPerS() const { return count * link.bandwidthBytesPerS; }
+  /// Ports that go to plane `plane` when they are spread as evenly as possible over `planes`
+  /// switch planes (the first count % planes planes get one more).
+  int portsInPlane(int planes, int plane) const { return count / planes + (plane < count % planes ? 1 : 0); }
   static const config::Schema<FabricPortsConfig>& schema();
 };
 

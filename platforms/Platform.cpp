@@ -114,14 +114,14 @@ void Platform::buildSwitched() {
     const hw::FabricPortsConfig& ports = m_config.chipConfig(i).fabricPorts;
     std::vector<double> weights;
     for (int p = 0; p < planes; ++p) {
-      weights.push_back(static_cast<double>(ports.count / planes + (p < ports.count % planes ? 1 : 0)));
+      weights.push_back(static_cast<double>(ports.portsInPlane(planes, p)));
     }
     m_fabricInterfaces.push_back(
         std::make_unique<hw::FabricInterface>(("fabric" + std::to_string(i)).c_str(), i, std::move(weights)));
   }
   for (int p = 0; p < planes; ++p) {
     // The switch model routes by chip id, so it needs one port per chip; the configured radix
-    // bounds the links attached, which the configuration checks (see checkSwitched).
+    // bounds the links attached, which the configuration checks (PlatformChecks.cpp).
     hw::SwitchConfig sw = *m_config.network.fabricSwitch;
     sw.ports = chips;
     // A chip's bundle of k ports in this plane enters the switch through k physical input ports,
@@ -129,7 +129,7 @@ void Platform::buildSwitched() {
     int fewest = 0;
     for (int i = 0; i < chips; ++i) {
       const hw::FabricPortsConfig& ports = m_config.chipConfig(i).fabricPorts;
-      const int inPlane = ports.count / planes + (p < ports.count % planes ? 1 : 0);
+      const int inPlane = ports.portsInPlane(planes, p);
       fewest = i == 0 ? inPlane : std::min(fewest, inPlane);
     }
     sw.inputBufferBytes *= fewest;
@@ -137,7 +137,7 @@ void Platform::buildSwitched() {
     m_switches.back()->attachActivity(m_networkActivity);
     for (int i = 0; i < chips; ++i) {
       const hw::FabricPortsConfig& ports = m_config.chipConfig(i).fabricPorts;
-      const int inPlane = ports.count / planes + (p < ports.count % planes ? 1 : 0);
+      const int inPlane = ports.portsInPlane(planes, p);
       m_switchPorts.push_back(std::make_unique<hw::SwitchPort>(
           ("port" + std::to_string(p) + "_" + std::to_string(i)).c_str(), bundle(ports.link, inPlane), i));
       m_fabricInterfaces[static_cast<std::size_t>(i)]->toFabric.bind(m_switchPorts.back()->fromChip);

@@ -61,7 +61,7 @@ std::vector<DisplayEdge> displayEdges(const PlatformConfig& config) {
     for (int p = 0; p < net.planes; ++p) {
       for (int i = 0; i < config.chipCount(); ++i) {
         const hw::FabricPortsConfig& ports = config.chipConfig(i).fabricPorts;
-        const int inPlane = ports.count / net.planes + (p < ports.count % net.planes ? 1 : 0);
+        const int inPlane = ports.portsInPlane(net.planes, p);
         edges.push_back(DisplayEdge{PlatformConfig::chipName(i), "plane" + std::to_string(p),
                                     inPlane * ports.link.bandwidthBytesPerS, inPlane});
       }

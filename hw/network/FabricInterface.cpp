@@ -34,15 +34,15 @@ void FabricInterface::end_of_elaboration() {
   }
 }
 
-uint64_t FabricInterface::partBytes(uint64_t bytes, std::size_t lane) const {
+std::vector<uint64_t> FabricInterface::parts(uint64_t bytes) const {
   uint64_t assigned = 0;
-  std::vector<uint64_t> parts(m_weights.size());
+  std::vector<uint64_t> out(m_weights.size());
   for (std::size_t i = 0; i < m_weights.size(); ++i) {
-    parts[i] = static_cast<uint64_t>(std::floor(static_cast<double>(bytes) * m_weights[i] / m_totalWeight));
-    assigned += parts[i];
+    out[i] = static_cast<uint64_t>(std::floor(static_cast<double>(bytes) * m_weights[i] / m_totalWeight));
+    assigned += out[i];
   }
-  for (std::size_t i = 0; assigned < bytes; i = (i + 1) % parts.size(), ++assigned) ++parts[i];
-  return parts[lane];
+  for (std::size_t i = 0; assigned < bytes; i = (i + 1) % out.size(), ++assigned) ++out[i];
+  return out;
 }
 
 void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
@@ -59,8 +59,9 @@ void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& pay
   }
   sc_core::sc_time done = delay;
   ::tlm::tlm_response_status status = ::tlm::TLM_OK_RESPONSE;
-  for (std::size_t lane = 0; lane < m_weights.size(); ++lane) {
-    const uint64_t bytes = partBytes(op.bytes, lane);
+  const std::vector<uint64_t> split = parts(op.bytes);
+  for (std::size_t lane = 0; lane < split.size(); ++lane) {
+    const uint64_t bytes = split[lane];
     if (bytes == 0) continue;
     tlm::PayloadRef part(m_pool);
     part.op() = op;

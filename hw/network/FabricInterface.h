@@ -37,8 +37,8 @@ class FabricInterface : public sc_core::sc_module {
   FabricInterface& operator=(const FabricInterface&) = delete;
 
   int chip() const { return m_chip; }
-  /// Bytes of a `bytes` message that lane `lane` carries.
-  uint64_t partBytes(uint64_t bytes, std::size_t lane) const;
+  /// Bytes of a `bytes` message each lane carries.
+  std::vector<uint64_t> parts(uint64_t bytes) const;
   const stats::Group& stats() const { return m_stats; }
 
  private:

@@ -187,6 +187,22 @@ TEST(PlatformScenario, PipelineStagesRunInTurn) {
   }
 }
 
+// H100's 18 NVLink ports over 4 NVSwitch planes: 5, 5, 4, 4; a message is cut in that proportion
+// and every byte goes somewhere.
+TEST(PlatformScenario, FabricInterfaceStripesInProportionToPorts) {
+  claimElaboration();
+  hw::FabricPortsConfig ports;
+  ports.count = 18;
+  std::vector<double> weights;
+  for (int p = 0; p < 4; ++p) weights.push_back(ports.portsInPlane(4, p));
+  EXPECT_EQ(weights, (std::vector<double>{5, 5, 4, 4}));
+  hw::FabricInterface fabric("fabric", 0, weights);
+  EXPECT_EQ(fabric.parts(18), (std::vector<uint64_t>{5, 5, 4, 4}));
+  EXPECT_EQ(fabric.parts(1), (std::vector<uint64_t>{1, 0, 0, 0}));
+  EXPECT_EQ(fabric.parts(1 << 20), (std::vector<uint64_t>{291272, 291272, 233016, 233016}));
+  EXPECT_THROW(hw::FabricInterface("empty", 0, {}), std::invalid_argument);
+}
+
 // One decode step of the tiny model on a whole platform: every driver finishes, every chip of
 // the placement worked, and the step is no faster than its slowest chip's roofline.
 class ReferencePlatform : public ::testing::TestWithParam<const char*> {};
