@@ -43,9 +43,12 @@ struct ChipBounds {
   double bound() const { return std::max({memory, compute, communication}); }
 };
 
-ChipBounds boundsOf(const workload::DecodePlan& plan, const hw::ChipConfig& chip, double bytesSent) {
+/// `prefetchable`: bytes the chip may load before its stage can start (a later pipeline stage
+/// fills its staging buffers while the earlier stages run); they are left out of the memory bound.
+ChipBounds boundsOf(const workload::DecodePlan& plan, const hw::ChipConfig& chip, double bytesSent,
+                    double prefetchable = 0.0) {
   ChipBounds b;
-  b.memory = plan.memoryBoundS(chip);
+  b.memory = std::max(0.0, plan.bytesMoved - prefetchable) / chip.hbm.bandwidthBytesPerS;
   b.compute = plan.computeBoundS(chip);
   const double injection = chip.fabricPorts.bandwidthBytesPerS();
   b.communication = bytesSent > 0 && injection > 0 ? bytesSent / injection : 0.0;
@@ -67,20 +70,27 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
     return group == nullptr ? 0.0 : group->stats().value("bytes") / tp;
   };
 
-  // A step's bound: the stages of a replica run one after another, so its bound is the sum over
-  // stages of the slowest chip's bound in each; the platform's is the largest over replicas. The
-  // memory/compute/communication split reported is the slowest chip's of the last stage summed.
-  std::map<std::pair<int, int>, ChipBounds> stageBound;  // (replica, stage) -> slowest chip's bounds
+  // A step's lower bound. Every chip's own bound holds. With pipeline stages, the stages of a
+  // replica also run one after another: a stage starts computing only when the previous one has
+  // finished, having loaded at most its staging buffers ahead, so the sum over stages of each
+  // stage's critical-path bound (its slowest chip's compute, communication, or memory traffic
+  // beyond the prefetchable bytes) holds too. The report's bound is the larger of the two; its
+  // memory/compute/communication terms are those of whichever gave it (summed over stages).
+  std::map<std::pair<int, int>, ChipBounds> stageBound;  // (replica, stage) -> critical-path bounds
   ChipBounds worst;
+  ChipBounds worstChip;
   double bytesMoved = 0, flops = 0, vectorOps = 0, weights = 0, kv = 0, collectiveBytes = 0;
   nlohmann::ordered_json chips = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < runner.drivers(); ++i) {
     const workload::ChipAssignment& member = runner.plan().members[i];
     const workload::DecodePlan& p = runner.driver(i).plan();
     const double sent = sentPerMember(member.replica, member.stage);
-    const ChipBounds b = boundsOf(p, platform.chipConfig(member.chip), sent);
+    const hw::ChipConfig& chipConfig = platform.chipConfig(member.chip);
+    const ChipBounds b = boundsOf(p, chipConfig, sent);
+    if (b.bound() > worstChip.bound()) worstChip = b;
+    const ChipBounds critical = boundsOf(p, chipConfig, sent, member.stage > 0 ? chipConfig.sram.capacityBytes : 0.0);
     ChipBounds& stage = stageBound[{member.replica, member.stage}];
-    if (b.bound() > stage.bound()) stage = b;
+    if (critical.bound() > stage.bound()) stage = critical;
     bytesMoved += p.bytesMoved;
     flops += p.flops;
     vectorOps += p.vectorOps;
@@ -131,9 +141,10 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
     entry["stall_time_s"] = entry["stall_time_s"].get<double>() + (t.computeStart - previousEnd).to_seconds();
     if (op.after.kind != workload::PlannedCollective::Kind::kNone) {
       entry["collectives"] = entry["collectives"].get<int>() + 1;
-      entry["collective_time_s"] =
-          entry["collective_time_s"].get<double>() + (t.collectiveEnd - t.computeEnd).to_seconds();
     }
+    // Communication after the op: its collective and, before the last stage, the hand-off.
+    entry["collective_time_s"] =
+        entry["collective_time_s"].get<double>() + (t.collectiveEnd - t.computeEnd).to_seconds();
   }
 
   std::map<int, ChipBounds> replicaBound;
@@ -142,12 +153,13 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
     r.memory += b.memory;
     r.compute += b.compute;
     r.communication += b.communication;
-    // Per stage only the binding resource counts toward the replica's bound.
-    r.total += b.bound();
+    r.total += b.bound();  // per stage only its binding resource is on the critical path
   }
   for (const auto& [replica, b] : replicaBound) {
     if (b.total > worst.total) worst = b;
   }
+  worstChip.total = worstChip.bound();
+  if (worstChip.total >= worst.total) worst = worstChip;
   const double bound = worst.total;
   const char* boundBy = worst.memory >= std::max(worst.compute, worst.communication) ? "memory"
                         : worst.compute >= worst.communication                       ? "compute"

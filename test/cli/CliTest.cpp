@@ -392,5 +392,24 @@ TEST_F(CliTest, PipelineParallelRunReportsStagesAndHandOffs) {
   EXPECT_LE(json["results"]["roofline"]["fraction_of_bound"].get<double>(), 1.0);
 }
 
+// Later pipeline stages prefetch into their staging buffers while earlier stages run: the
+// reported bound must leave those bytes out, or a step with deep buffering would "beat" it.
+TEST_F(CliTest, PipelineBoundAllowsForPrefetchAndStaysBelowTheStep) {
+  for (const char* platform : {"jalapeno-8", "b200-hgx8"}) {
+    SCOPED_TRACE(platform);
+    const ProcessResult r = runScoville({"run", "-q", "--platform", platform, "--model", "tiny-dense", "--set",
+                                         "scenario.context_length=256", "--set", "platform.placement.tp=1", "--set",
+                                         "platform.placement.pp=4", "--set", "platform.placement.dp=2", "--set",
+                                         "platform.chip_types[0].sram.staging_buffers=6", "--out", out()});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto results = nlohmann::json::parse(readFile(report()))["results"];
+    EXPECT_LE(results["roofline"]["fraction_of_bound"].get<double>(), 1.0);
+    for (const auto& chip : results["chips"]) {
+      EXPECT_GE(chip["step_time_s"].get<double>(), chip["bound_s"].get<double>());
+      EXPECT_LE(chip["bound_s"].get<double>(), results["roofline"]["bound_s"].get<double>());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace scoville::test
