@@ -17,19 +17,21 @@
 #include "hw/network/GraphFabric.h"
 #include "test/support/BurstSender.h"
 #include "test/support/Elaboration.h"
+#include "test/support/NetworkFixtures.h"
 #include "test/support/TrafficGenerator.h"
 #include "tlm/ActivityBus.h"
 
 namespace scoville::hw {
 namespace {
 
+using test::expectInvalidArgument;
+using test::NetworkActivityTotals;
+
 using test::BurstSender;
 using test::TrafficGenerator;
 
-constexpr double kBandwidth = 100e9;
+constexpr double kBandwidth = 100e9;  // test::testLink()'s rate and latency
 constexpr double kLatency = 250e-9;
-constexpr double kMtu = 4096;
-constexpr double kHeader = 64;
 constexpr double kForward = 50e-9;    // chip forwarding latency (ring, torus)
 constexpr double kLeafHop = 100e-9;   // leaf switch
 constexpr double kSpineHop = 200e-9;  // spine switch
@@ -38,38 +40,8 @@ constexpr double kWire = 1064960;               // wire bytes of 1 MiB
 constexpr double kSerial = kWire / kBandwidth;  // 10649.6 ns
 constexpr double kTick = 1e-12;                 // kernel resolution: slack for exact-bound comparisons
 
-LinkConfig link(double bandwidth = kBandwidth) {
-  LinkConfig c;
-  c.bandwidthBytesPerS = bandwidth;
-  c.latencyS = kLatency;
-  c.mtuBytes = kMtu;
-  c.headerBytes = kHeader;
-  return c;
-}
-
 sc_core::sc_time ps(double picoseconds) {
   return sc_core::sc_time(picoseconds, sc_core::SC_PS);
-}
-
-TrafficGenerator::Request send(int src, int dst, uint64_t bytes, sc_core::sc_time release = sc_core::SC_ZERO_TIME) {
-  TrafficGenerator::Request r;
-  r.op.kind = tlm::OpKind::kSend;
-  r.op.srcChip = src;
-  r.op.dstChip = dst;
-  r.op.bytes = bytes;
-  r.release = release;
-  return r;
-}
-
-/// Runs `make` and checks it throws std::invalid_argument whose message holds every `parts`.
-template <class Make>
-void expectInvalid(Make make, const std::vector<std::string>& parts) {
-  try {
-    make();
-    ADD_FAILURE() << "no exception; expected one naming " << parts.front();
-  } catch (const std::invalid_argument& e) {
-    for (const std::string& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -77,9 +49,9 @@ void expectInvalid(Make make, const std::vector<std::string>& parts) {
 
 TEST(FabricScenario, SingleHopTakesLatencyPlusSerialisation) {
   test::claimElaboration();
-  GraphFabric fabric("mesh", fullMeshGraph(4, link(), 1));
+  GraphFabric fabric("mesh", fullMeshGraph(4, test::testLink(), 1));
   // 1 MiB: 250 ns + 10649.6 ns = 10899.6 ns. 100 B: 1 packet, 164 wire bytes, 1.64 ns + 250 ns.
-  TrafficGenerator gen("gen", {send(0, 1, kMiB), send(0, 2, 100)});
+  TrafficGenerator gen("gen", {test::sendRequest(0, 1, kMiB), test::sendRequest(0, 2, 100)});
   gen.bind(fabric.socket);
   sc_core::sc_start();
   ASSERT_EQ(gen.completions().size(), 2u);
@@ -100,12 +72,12 @@ TEST(FabricScenario, SingleHopTakesLatencyPlusSerialisation) {
 
 TEST(FabricScenario, RingIsCutThroughAcrossForwardingChips) {
   test::claimElaboration();
-  FabricGraph ring = ringGraph(8, link(), 1);
+  FabricGraph ring = ringGraph(8, test::testLink(), 1);
   ring.chipForwardLatencyS = kForward;
   GraphFabric fabric("ring", ring);
   // 0 -> 4 over 4 links and 3 forwarding chips, one serialisation (cut-through):
   // 4 x 250 + 3 x 50 + 10649.6 = 11799.6 ns. Store-and-forward would pay 4 x 10649.6.
-  TrafficGenerator gen("gen", {send(0, 4, kMiB)});
+  TrafficGenerator gen("gen", {test::sendRequest(0, 4, kMiB)});
   gen.bind(fabric.socket);
   sc_core::sc_start();
   ASSERT_EQ(gen.completions().size(), 1u);
@@ -120,21 +92,14 @@ TEST(FabricScenario, RingIsCutThroughAcrossForwardingChips) {
 
 TEST(FabricScenario, LeafSpineCrossingEmitsLinkAndSwitchActivity) {
   test::claimElaboration();
-  GraphFabric fabric("clos", leafSpineGraph(16, 4, 2, link(), 1, link(), 1, kLeafHop, kSpineHop));
-  struct Totals : tlm::ActivityListener {
-    double link = 0, switched = 0, packets = 0;
-    void onActivity(const tlm::ActivityEvent& e) override {
-      if (e.activity == tlm::Activity::kLinkBytes) link += e.amount;
-      if (e.activity == tlm::Activity::kSwitchBytes) switched += e.amount;
-      if (e.activity == tlm::Activity::kSwitchPackets) packets += e.amount;
-    }
-  } totals;
+  GraphFabric fabric("clos", leafSpineGraph(16, 4, 2, test::testLink(), 1, test::testLink(), 1, kLeafHop, kSpineHop));
+  NetworkActivityTotals totals;
   tlm::ActivityBus bus;
   bus.subscribe(totals);
   fabric.attachActivity(bus);
   // 0 -> 4: chip, leaf 16, spine 20, leaf 17, chip: 4 x 250 + 100 + 200 + 100 + 10649.6 = 12049.6 ns.
   // 0 -> 1 afterwards: chip, leaf, chip: 2 x 250 + 100 + 10649.6 = 11249.6 ns.
-  TrafficGenerator gen("gen", {send(0, 4, kMiB), send(0, 1, kMiB)});
+  TrafficGenerator gen("gen", {test::sendRequest(0, 4, kMiB), test::sendRequest(0, 1, kMiB)});
   gen.bind(fabric.socket);
   sc_core::sc_start();
   ASSERT_EQ(gen.completions().size(), 2u);
@@ -157,8 +122,9 @@ TEST(FabricScenario, SlowUplinkSetsTheRateOfTheWholePath) {
   //   h2 spine->leaf:  start 800,  end max(800 + 21299.2, 21649.2 + 450) = 22099.2
   //   h3 leaf->chip:   start 1150, end max(1150 + 10649.6, 22099.2 + 350) = 22449.2
   // last byte in 22449.2 + 250 = 22699.2 = slowest serialisation + 4 latencies + the 3 switch hops.
-  GraphFabric fabric("clos", leafSpineGraph(8, 4, 1, link(), 1, link(50e9), 1, kLeafHop, kSpineHop));
-  TrafficGenerator gen("gen", {send(0, 4, kMiB)});
+  GraphFabric fabric("clos",
+                     leafSpineGraph(8, 4, 1, test::testLink(), 1, test::testLink(50e9), 1, kLeafHop, kSpineHop));
+  TrafficGenerator gen("gen", {test::sendRequest(0, 4, kMiB)});
   gen.bind(fabric.socket);
   sc_core::sc_start();
   ASSERT_EQ(gen.completions().size(), 1u);
@@ -174,11 +140,11 @@ TEST(FabricScenario, EveryHopSerialisesItsOwnFraming) {
   //   h2 spine->leaf:  start 800,  end max(800 + 13107.2, 13457.2 + 450) = 13907.2
   //   h3 leaf->chip:   start 1150, end max(1150 + 10649.6, 13907.2 + 350) = 14257.2
   // last byte in 14257.2 + 250 = 14507.2.
-  LinkConfig small = link();
+  LinkConfig small = test::testLink();
   small.mtuBytes = 1024;
   small.headerBytes = 256;
-  GraphFabric fabric("clos", leafSpineGraph(8, 4, 1, link(), 1, small, 1, kLeafHop, kSpineHop));
-  TrafficGenerator gen("gen", {send(0, 4, kMiB)});
+  GraphFabric fabric("clos", leafSpineGraph(8, 4, 1, test::testLink(), 1, small, 1, kLeafHop, kSpineHop));
+  TrafficGenerator gen("gen", {test::sendRequest(0, 4, kMiB)});
   gen.bind(fabric.socket);
   sc_core::sc_start();
   ASSERT_EQ(gen.completions().size(), 1u);
@@ -191,7 +157,7 @@ TEST(FabricScenario, EveryHopSerialisesItsOwnFraming) {
 
 TEST(FabricScenario, MessagesSharingADirectedLinkSerialise) {
   test::claimElaboration();
-  FabricGraph ring = ringGraph(8, link(), 1);
+  FabricGraph ring = ringGraph(8, test::testLink(), 1);
   ring.chipForwardLatencyS = kForward;
   GraphFabric fabric("ring", ring);
   // A: 0 -> 3 (0,1,2,3) at 0; B: 1 -> 3 (1,2,3) at 1 ns shares links 1->2 and 2->3.
@@ -199,8 +165,8 @@ TEST(FabricScenario, MessagesSharingADirectedLinkSerialise) {
   //    + 10649.6 = 11499.6 ns.
   // B: 1->2 starts when A leaves it, 10949.6, ends 21599.2; its head reaches 2->3 at 11249.6 (free
   //    then), ends max(11249.6 + 10649.6, 21599.2 + 300) = 21899.2; in at 22149.2 ns = A + S.
-  TrafficGenerator a("a", {send(0, 3, kMiB)});
-  TrafficGenerator b("b", {send(1, 3, kMiB, sc_core::sc_time(1, sc_core::SC_NS))});
+  TrafficGenerator a("a", {test::sendRequest(0, 3, kMiB)});
+  TrafficGenerator b("b", {test::sendRequest(1, 3, kMiB, sc_core::sc_time(1, sc_core::SC_NS))});
   a.bind(fabric.socket);
   b.bind(fabric.socket);
   sc_core::sc_start();
@@ -218,10 +184,10 @@ TEST(FabricScenario, MessagesSharingADirectedLinkSerialise) {
 
 TEST(FabricScenario, OppositeDirectionsOfOneLinkDoNotInterfere) {
   test::claimElaboration();
-  GraphFabric fabric("pair", fullMeshGraph(2, link(), 1));
+  GraphFabric fabric("pair", fullMeshGraph(2, test::testLink(), 1));
   // Both at time 0, each on its own direction: 250 + 10649.6 = 10899.6 ns each.
-  TrafficGenerator a("a", {send(0, 1, kMiB)});
-  TrafficGenerator b("b", {send(1, 0, kMiB)});
+  TrafficGenerator a("a", {test::sendRequest(0, 1, kMiB)});
+  TrafficGenerator b("b", {test::sendRequest(1, 0, kMiB)});
   a.bind(fabric.socket);
   b.bind(fabric.socket);
   sc_core::sc_start();
@@ -236,7 +202,7 @@ TEST(FabricScenario, NoMessageBeatsTheRoofline) {
   test::claimElaboration();
   // Every chip of a 4 x 4 torus fires 40 messages of 64 KiB .. 1 MiB at pseudo-random peers, all at
   // time zero: heavy contention on shared links.
-  FabricGraph torus = torusGraph({4, 4}, link(), 1);
+  FabricGraph torus = torusGraph({4, 4}, test::testLink(), 1);
   torus.chipForwardLatencyS = kForward;
   GraphFabric fabric("torus", torus);
   const int chips = 16;
@@ -250,7 +216,7 @@ TEST(FabricScenario, NoMessageBeatsTheRoofline) {
     std::vector<TrafficGenerator::Request> sends;
     for (int i = 0; i < 40; ++i) {
       const int dst = (c + 1 + static_cast<int>(next() % (chips - 1))) % chips;
-      sends.push_back(send(c, dst, (64 << 10) * (1 + next() % 16)));
+      sends.push_back(test::sendRequest(c, dst, (64 << 10) * (1 + next() % 16)));
     }
     senders.push_back(std::make_unique<BurstSender>(("sender" + std::to_string(c)).c_str(), sends));
     senders.back()->socket.bind(fabric.socket);
@@ -262,7 +228,7 @@ TEST(FabricScenario, NoMessageBeatsTheRoofline) {
     double wire = 0;
     for (std::size_t i = 0; i < sender->sends().size(); ++i) {
       const tlm::OpExtension& op = sender->sends()[i].op;
-      const double w = static_cast<double>(link().wireBytesFor(op.bytes));
+      const double w = static_cast<double>(test::testLink().wireBytesFor(op.bytes));
       const int h = fabric.hops(op.srcChip, op.dstChip);
       // Alone on its path: h latencies, h - 1 forwards, one serialisation; and never above link rate.
       const double alone = h * kLatency + (h - 1) * kForward + w / kBandwidth;
@@ -292,11 +258,13 @@ TEST(FabricScenario, NoMessageBeatsTheRoofline) {
 
 TEST(FabricScenario, MalformedSendsGetTheDocumentedResponses) {
   test::claimElaboration();
-  GraphFabric fabric("mesh", fullMeshGraph(3, link(), 1));
-  TrafficGenerator::Request read = send(0, 1, 100);
+  GraphFabric fabric("mesh", fullMeshGraph(3, test::testLink(), 1));
+  TrafficGenerator::Request read = test::sendRequest(0, 1, 100);
   read.op.kind = tlm::OpKind::kRead;
-  TrafficGenerator gen("gen", {send(0, 0, 100), read, send(0, 3, 100), send(0, -1, 100), send(7, 1, 100),
-                               send(-1, 1, 100), send(0, 1, 0), send(0, 1, 100)});
+  TrafficGenerator gen("gen",
+                       {test::sendRequest(0, 0, 100), read, test::sendRequest(0, 3, 100), test::sendRequest(0, -1, 100),
+                        test::sendRequest(7, 1, 100), test::sendRequest(-1, 1, 100), test::sendRequest(0, 1, 0),
+                        test::sendRequest(0, 1, 100)});
   gen.bind(fabric.socket);
   sc_core::sc_start();
   const std::vector<::tlm::tlm_response_status> expected = {
@@ -322,9 +290,9 @@ TEST(FabricScenario, MalformedSendsGetTheDocumentedResponses) {
 
 TEST(FabricScenario, ConstructorRejectsAnInvalidGraph) {
   test::claimElaboration();
-  FabricGraph dangling = fullMeshGraph(2, link(), 1);
+  FabricGraph dangling = fullMeshGraph(2, test::testLink(), 1);
   dangling.switchHopLatencyS = {kLeafHop};
-  expectInvalid([&] { GraphFabric fabric("bad", dangling); }, {"dangling switch", "node 2"});
+  expectInvalidArgument([&] { GraphFabric fabric("bad", dangling); }, {"dangling switch", "node 2"});
 }
 
 }  // namespace

@@ -11,12 +11,16 @@
 #include "hw/network/SwitchPort.h"
 #include "test/support/BurstSender.h"
 #include "test/support/Elaboration.h"
+#include "test/support/NetworkFixtures.h"
 #include "test/support/TrafficGenerator.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/ProtocolChecker.h"
 
 namespace scoville::hw {
 namespace {
+
+using test::expectInvalidArgument;
+using test::NetworkActivityTotals;
 
 using test::BurstSender;
 using test::TrafficGenerator;
@@ -29,15 +33,6 @@ constexpr double kHeader = 64;
 constexpr double kAlpha = 2 * kLatency + kHop;  // link -> switch -> link, per message
 constexpr double kTick = 1e-12;                 // kernel resolution: slack for exact-bound comparisons
 
-LinkConfig link() {
-  LinkConfig c;
-  c.bandwidthBytesPerS = kBandwidth;
-  c.latencyS = kLatency;
-  c.mtuBytes = kMtu;
-  c.headerBytes = kHeader;
-  return c;
-}
-
 SwitchConfig fabricSwitch(FlowControl flowControl, double bufferBytes = 256 * 1024) {
   SwitchConfig c;
   c.ports = 16;
@@ -49,7 +44,7 @@ SwitchConfig fabricSwitch(FlowControl flowControl, double bufferBytes = 256 * 10
 
 /// Wire time of a `bytes` message: payload plus one header per MTU, at link rate.
 double wireTime(double bytes) {
-  return link().wireBytesFor(static_cast<uint64_t>(bytes)) / kBandwidth;
+  return test::testLink().wireBytesFor(static_cast<uint64_t>(bytes)) / kBandwidth;
 }
 
 /// An initiator that never sends, for chips a scenario does not use (target sockets must be bound).
@@ -67,7 +62,8 @@ struct Fabric {
   Fabric(const std::string& prefix, int chips, const SwitchConfig& config)
       : fabric((prefix + "_switch").c_str(), config) {
     for (int c = 0; c < chips; ++c) {
-      ports.push_back(std::make_unique<SwitchPort>((prefix + "_port" + std::to_string(c)).c_str(), link(), c));
+      ports.push_back(
+          std::make_unique<SwitchPort>((prefix + "_port" + std::to_string(c)).c_str(), test::testLink(), c));
       fabric.attach(*ports.back());
     }
   }
@@ -81,20 +77,11 @@ struct Fabric {
   SwitchPort& port(int c) { return *ports[static_cast<std::size_t>(c)]; }
 };
 
-TrafficGenerator::Request send(int src, int dst, uint64_t bytes) {
-  TrafficGenerator::Request r;
-  r.op.kind = tlm::OpKind::kSend;
-  r.op.srcChip = src;
-  r.op.dstChip = dst;
-  r.op.bytes = bytes;
-  return r;
-}
-
 TEST(NetworkScenario, SingleMessageMeetsItsLinkBoundAndNoMore) {
   test::claimElaboration();
   Fabric net("net", 2, fabricSwitch(FlowControl::kCredit));
   const uint64_t big = 8 << 20;
-  TrafficGenerator gen("gen", {send(0, 1, big), send(0, 1, 100)});
+  TrafficGenerator gen("gen", {test::sendRequest(0, 1, big), test::sendRequest(0, 1, 100)});
   gen.socket.bind(net.port(0).fromChip);
   net.leaveIdle({1});
   sc_core::sc_start();
@@ -121,7 +108,7 @@ TEST(NetworkScenario, LinkNeverCarriesMoreThanItsRate) {
   const uint64_t bytes = 64 << 10;
   const int messages = 3000;
   std::vector<TrafficGenerator::Request> burst;
-  for (int i = 0; i < messages; ++i) burst.push_back(send(0, 1 + i % 3, bytes));
+  for (int i = 0; i < messages; ++i) burst.push_back(test::sendRequest(0, 1 + i % 3, bytes));
   BurstSender sender("sender", burst, sc_core::SC_ZERO_TIME);
   sender.socket.bind(net.port(0).fromChip);
   net.leaveIdle({1, 2, 3});
@@ -149,8 +136,8 @@ TEST(NetworkScenario, TwoSendersShareOneDestinationPortEqually) {
   const int messages = 100;
   std::vector<TrafficGenerator::Request> a, b;
   for (int i = 0; i < messages; ++i) {
-    a.push_back(send(0, 2, bytes));
-    b.push_back(send(1, 2, bytes));
+    a.push_back(test::sendRequest(0, 2, bytes));
+    b.push_back(test::sendRequest(1, 2, bytes));
   }
   TrafficGenerator genA("a", a), genB("b", b);
   genA.socket.bind(net.port(0).fromChip);
@@ -177,10 +164,10 @@ TEST(NetworkScenario, CreditFlowControlStallsSendersOnlyUnderContention) {
   const sc_core::sc_time later(1, sc_core::SC_NS);  // chip 1 asks just after chip 0
   Fabric credit("credit", 4, fabricSwitch(FlowControl::kCredit));
   Fabric queued("queued", 4, fabricSwitch(FlowControl::kOutputQueued));
-  BurstSender c0("c0", {send(0, 2, bytes)}, sc_core::SC_ZERO_TIME);
-  BurstSender c1("c1", {send(1, 2, bytes), send(1, 3, bytes)}, later);
-  BurstSender q0("q0", {send(0, 2, bytes)}, sc_core::SC_ZERO_TIME);
-  BurstSender q1("q1", {send(1, 2, bytes), send(1, 3, bytes)}, later);
+  BurstSender c0("c0", {test::sendRequest(0, 2, bytes)}, sc_core::SC_ZERO_TIME);
+  BurstSender c1("c1", {test::sendRequest(1, 2, bytes), test::sendRequest(1, 3, bytes)}, later);
+  BurstSender q0("q0", {test::sendRequest(0, 2, bytes)}, sc_core::SC_ZERO_TIME);
+  BurstSender q1("q1", {test::sendRequest(1, 2, bytes), test::sendRequest(1, 3, bytes)}, later);
   c0.socket.bind(credit.port(0).fromChip);
   c1.socket.bind(credit.port(1).fromChip);
   q0.socket.bind(queued.port(0).fromChip);
@@ -213,14 +200,14 @@ TEST(NetworkScenario, CreditBufferBelowBandwidthDelayProductThrottlesAnIdlePath)
   Fabric tiny("tiny", 2, fabricSwitch(FlowControl::kCredit, packet));  // stop-and-wait: one packet
   Fabric queued("queued", 2, fabricSwitch(FlowControl::kOutputQueued, packet));
   const uint64_t bytes = 1 << 20;
-  TrafficGenerator a("a", {send(0, 1, bytes)}), b("b", {send(0, 1, bytes)});
+  TrafficGenerator a("a", {test::sendRequest(0, 1, bytes)}), b("b", {test::sendRequest(0, 1, bytes)});
   a.socket.bind(tiny.port(0).fromChip);
   b.socket.bind(queued.port(0).fromChip);
   tiny.leaveIdle({1});
   queued.leaveIdle({1});
   sc_core::sc_start();
   const double roundTrip = 2 * kLatency + kHop + packet / kBandwidth;  // send, forward, credit back
-  const double windowBound = link().wireBytesFor(bytes) / packet * roundTrip;
+  const double windowBound = test::testLink().wireBytesFor(bytes) / packet * roundTrip;
   const double tTiny = a.lastEnd().to_seconds();
   std::cout << "1-packet credit buffer: " << tTiny * 1e6 << " us, window bound " << windowBound * 1e6
             << " us, output queued " << b.lastEnd().to_seconds() * 1e6 << " us\n";
@@ -301,15 +288,8 @@ TEST(NetworkScenario, ApproximatelyTimedSendersSeeTheSameTimesAsLooselyTimed) {
   lt.leaveIdle({1});
   at.leaveIdle({1});
   std::vector<TrafficGenerator::Request> sends;
-  for (uint64_t bytes : {100ull, 4096ull, 1ull << 20, 8ull << 20}) sends.push_back(send(0, 1, bytes));
-  struct WireBytes : tlm::ActivityListener {
-    double link = 0, switched = 0, packets = 0;
-    void onActivity(const tlm::ActivityEvent& e) override {
-      if (e.activity == tlm::Activity::kLinkBytes) link += e.amount;
-      if (e.activity == tlm::Activity::kSwitchBytes) switched += e.amount;
-      if (e.activity == tlm::Activity::kSwitchPackets) packets += e.amount;
-    }
-  } wire;
+  for (uint64_t bytes : {100ull, 4096ull, 1ull << 20, 8ull << 20}) sends.push_back(test::sendRequest(0, 1, bytes));
+  NetworkActivityTotals wire;
   tlm::ActivityBus bus;
   bus.subscribe(wire);
   lt.fabric.attachActivity(bus);
@@ -329,8 +309,8 @@ TEST(NetworkScenario, ApproximatelyTimedSendersSeeTheSameTimesAsLooselyTimed) {
   // Activity for the power model: each message crosses two link hops and one switch output.
   double expectedWire = 0, expectedPackets = 0;
   for (const auto& r : sends) {
-    expectedWire += static_cast<double>(link().wireBytesFor(r.op.bytes));
-    expectedPackets += static_cast<double>(link().packetsFor(r.op.bytes));
+    expectedWire += static_cast<double>(test::testLink().wireBytesFor(r.op.bytes));
+    expectedPackets += static_cast<double>(test::testLink().packetsFor(r.op.bytes));
   }
   EXPECT_DOUBLE_EQ(wire.link, 2 * expectedWire);
   EXPECT_DOUBLE_EQ(wire.switched, expectedWire);
