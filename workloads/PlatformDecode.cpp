@@ -35,8 +35,8 @@ PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platfo
           DecodePlan plan =
               planDecodeStep(model, scenario, platform.chipConfig(chip),
                              ModelShard{placement.tp, r, placement.pp, stage}, batch, placement.activationBytes);
-          // More replicas than requests: an idle replica still holds the weights (checked above)
-          // but runs nothing.
+          // More replicas than requests: an idle replica still holds the weights (planDecodeStep
+          // checked they fit) but runs nothing.
           if (batch == 0) continue;
           out.plans.push_back(std::move(plan));
           out.members.push_back(ChipAssignment{chip, d, r, stage, batch});
