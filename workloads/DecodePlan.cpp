@@ -61,6 +61,18 @@ DecodePlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenar
                           ModelShard shard, int batchOverride, double reservedBytes) {
   using config::ConfigError;
   using config::ErrorKind;
+  if (model.family != ModelFamily::kDense || model.attention != AttentionKind::kGqa || model.slidingWindow > 0 ||
+      model.attentionSinks || model.weightScaleBlock > 0) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("model '{}' has {}, which the decode-step planner does not model yet: it plans "
+                                  "dense GQA models with full attention and unscaled weights",
+                                  model.name,
+                                  model.family != ModelFamily::kDense      ? "mixture-of-experts layers"
+                                  : model.attention != AttentionKind::kGqa ? "MLA attention"
+                                  : model.slidingWindow > 0                ? "sliding-window layers"
+                                  : model.attentionSinks                   ? "attention sinks"
+                                                                           : "block-scaled weights"));
+  }
   if (model.ffnIntermediate < shard.tp || model.vocab < shard.tp) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
                       fmt::format("tensor parallelism tp = {} leaves ranks without work in model '{}': "

@@ -93,5 +93,113 @@ TEST(ModelConfig, HeadsMustDivide) {
   }
 }
 
+// Published totals and active parameters (../shared/reference/models.yaml). "Active" counts what
+// one token reads: its embedding row, attention, its top-k and shared experts (or the dense FFN),
+// router, norms and the whole LM head -- the convention under which all four published figures
+// agree within 2%.
+struct Published {
+  const char* model;
+  double total;
+  double active;
+  double totalTolerance;  // relative
+};
+
+TEST(Model, ParameterCountsMatchThePublishedFigures) {
+  const Published models[] = {
+      {"llama-3.1-70b", 70.6e9, 70.6e9, 0.02},
+      {"gpt-oss-120b", 117e9, 5.1e9, 0.02},
+      {"deepseek-r1", 671e9, 37e9, 0.02},
+      // Published as "1T", one significant figure (0.95T..1.05T); the count is 1.026T.
+      {"kimi-k2.5", 1e12, 32e9, 0.05},
+  };
+  for (const Published& p : models) {
+    SCOPED_TRACE(p.model);
+    const ModelConfig m = shippedModel(p.model);
+    EXPECT_NEAR(static_cast<double>(m.totalParams()) / p.total, 1.0, p.totalTolerance) << m.totalParams();
+    EXPECT_NEAR(static_cast<double>(m.activeParams()) / p.active, 1.0, 0.02) << m.activeParams();
+  }
+}
+
+TEST(Model, KvCacheBytesPerTokenPerLayerAreExact) {
+  // MLA caches the 512-wide latent plus the 64-wide shared RoPE key: 576 BF16 elements.
+  EXPECT_EQ(shippedModel("deepseek-r1").kvElementsPerTokenPerLayer(), 576u);
+  EXPECT_DOUBLE_EQ(shippedModel("deepseek-r1").kvBytesPerTokenPerLayer(), 576.0 * 2);
+  EXPECT_EQ(shippedModel("kimi-k2.5").kvElementsPerTokenPerLayer(), 576u);
+  // GQA: K and V of 8 heads of 64.
+  EXPECT_EQ(shippedModel("gpt-oss-120b").kvElementsPerTokenPerLayer(), 2u * 8 * 64);
+}
+
+TEST(Model, LayerKindsFollowTheArchitecture) {
+  const ModelConfig r1 = shippedModel("deepseek-r1");
+  EXPECT_FALSE(r1.isMoeLayer(2));
+  EXPECT_TRUE(r1.isMoeLayer(3));
+  EXPECT_EQ(r1.layerFfnParams(0), 3ull * 7168 * 18432);
+  EXPECT_EQ(r1.layerFfnParams(3), 257ull * 3 * 7168 * 2048 + 7168ull * 256);  // 256 routed + 1 shared + router
+  EXPECT_EQ(r1.activeLayerFfnParams(3), 9ull * 3 * 7168 * 2048 + 7168ull * 256);
+  const ModelConfig oss = shippedModel("gpt-oss-120b");
+  EXPECT_TRUE(oss.isSlidingLayer(0));
+  EXPECT_FALSE(oss.isSlidingLayer(1));
+  EXPECT_TRUE(oss.isSlidingLayer(34));
+  EXPECT_FALSE(shippedModel("llama-3.1-70b").isSlidingLayer(0));
+}
+
+TEST(Model, WeightBytesCountEachFormatWithItsScales) {
+  // MXFP4 and INT4 group-32 carry their scales in the format (4 + 8/32 and 4 + 16/32 bits);
+  // block-scaled FP8 adds a 32-bit scale per 128 x 128 block.
+  EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kFp4, 0, 0}.bitsPerElement()), 4.25);
+  EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kInt4, 0, 0}.bitsPerElement()), 4.5);
+  EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kFp8, 16384, 32}.bitsPerElement()), 8.0 + 32.0 / 16384);
+  const ModelConfig r1 = shippedModel("deepseek-r1");
+  const ModelConfig fp4 = shippedModel("deepseek-r1-mxfp4");
+  EXPECT_EQ(r1.totalParams(), fp4.totalParams());
+  // 671B at ~1 byte against experts at 4.25 bits: the MXFP4 variant is a little over half.
+  EXPECT_NEAR(r1.weightBytes() / 1e9, 671.0, 671 * 0.02);
+  EXPECT_NEAR(fp4.weightBytes() / r1.weightBytes(), 0.55, 0.03);
+  // gpt-oss-120b: 114.7B expert weights at 4.25 bits and 2.1B others at 16 bits, about 65 GB
+  // (the published checkpoint fits one 80 GB GPU).
+  EXPECT_NEAR(shippedModel("gpt-oss-120b").weightBytes() / 1e9, 65.2, 0.5);
+}
+
+TEST(ModelConfig, MoeAndMlaKeysAreChecked) {
+  const std::string base =
+      "name: x\nlayers: 4\nhidden: 64\nvocab: 10\nq_heads: 4\nweight_precision: bf16\n"
+      "compute_precision: bf16\nkv_precision: bf16\n";
+  const auto error = [](const std::string& text) {
+    try {
+      ModelConfig::schema().parse(config::loadConfigText("model", text, "m.yaml"));
+    } catch (const config::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(error(base + "family: moe\nkv_heads: 4\nhead_dim: 16\n").find("needs routed_experts"), std::string::npos);
+  EXPECT_NE(error(base + "family: dense\nattention: mla\nffn_intermediate: 32\n").find("mla attention needs"),
+            std::string::npos);
+  EXPECT_NE(error(base + "family: dense\nkv_heads: 4\nhead_dim: 16\nffn_intermediate: 32\nrouted_experts: 8\n")
+                .find("only read for family moe"),
+            std::string::npos);
+  EXPECT_NE(error(base + "family: moe\nkv_heads: 4\nhead_dim: 16\nrouted_experts: 4\nexperts_per_token: 8\n"
+                         "moe_intermediate: 32\n")
+                .find("'model.experts_per_token': exceeds routed_experts"),
+            std::string::npos);
+  EXPECT_NE(error(base + "family: dense\nkv_heads: 4\nhead_dim: 16\nffn_intermediate: 32\nsliding_window: 8\n")
+                .find("both zero or both positive"),
+            std::string::npos);
+}
+
+TEST(DecodePlan, RefusesModelFeaturesItDoesNotPlanYet) {
+  const hw::ChipConfig chip = shippedChip("jalapeno");
+  for (const char* name : {"gpt-oss-120b", "deepseek-r1", "kimi-k2.5"}) {
+    SCOPED_TRACE(name);
+    try {
+      planDecodeStep(shippedModel(name), decodeStep(1, 16), chip);
+      ADD_FAILURE() << "planned";
+    } catch (const config::ConfigError& e) {
+      EXPECT_EQ(e.kind(), config::ErrorKind::kInvalidConfig);
+      EXPECT_NE(e.message().find("does not model yet"), std::string::npos) << e.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace scoville::workload
