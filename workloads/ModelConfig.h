@@ -39,7 +39,7 @@ struct ModelConfig {
   int vocab = 0;
   AttentionKind attention = AttentionKind::kGqa;
   int qHeads = 0;
-  int kvHeads = 0;              ///< GQA: K/V heads; MLA: as q_heads (every head has its own K and V)
+  int kvHeads = 0;              ///< GQA: K/V heads (MLA models leave it 0: each head has its own K and V)
   int headDim = 0;              ///< GQA: elements per head
   int qLoraRank = 0;            ///< MLA: query down-projection rank (0: queries projected directly)
   int kvLoraRank = 0;           ///< MLA: compressed KV latent width (what the cache holds, with the RoPE key)
