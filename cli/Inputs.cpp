@@ -1,6 +1,7 @@
 #include "cli/Inputs.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "tlm/config/Loader.h"
 
@@ -47,6 +48,13 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
         workload::ModelConfig::schema().parse(config::loadConfigFile("model", modelFile, overrides.forRoot("model")));
     inputs.scenario = workload::ScenarioConfig::schema().parse(
         config::loadConfigFile("scenario", scenarioFile, overrides.forRoot("scenario")));
+    // Files a scenario names are relative to the scenario file.
+    const auto resolve = [&](const std::string& file) {
+      if (file.empty() || std::filesystem::path(file).is_absolute()) return file;
+      return (std::filesystem::path(scenarioFile).parent_path() / file).lexically_normal().string();
+    };
+    inputs.scenarioFiles.loadTrace = resolve(inputs.scenario.load.file);
+    inputs.scenarioFiles.routingTrace = resolve(inputs.scenario.routing.file);
   }
   return inputs;
 }

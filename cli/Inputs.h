@@ -8,6 +8,7 @@
 #include "platforms/PlatformConfig.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/ServingEngine.h"
 
 namespace scoville::cli {
 
@@ -31,7 +32,8 @@ struct Inputs {
   platform::PlatformConfig platform;
   workload::ModelConfig model;
   workload::ScenarioConfig scenario;
-  std::vector<std::string> overrides;  ///< the --set options, sorted, as given
+  workload::ScenarioFiles scenarioFiles;  ///< files the scenario names, resolved against its directory
+  std::vector<std::string> overrides;     ///< the --set options, sorted, as given
 };
 
 /// Resolves and parses the platform (and, with withWorkload, the model and scenario), applying

@@ -8,12 +8,14 @@
 #include "cli/Commands.h"
 #include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
+#include "cli/ServingReport.h"
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
 #include "tlm/config/Units.h"
 #include "workloads/PlatformDecode.h"
+#include "workloads/ServingEngine.h"
 
 namespace po = boost::program_options;
 
@@ -45,7 +47,7 @@ struct ChipBounds {
 
 /// `prefetchable`: bytes the chip may load before its stage can start (a later pipeline stage
 /// fills its staging buffers while the earlier stages run); they are left out of the memory bound.
-ChipBounds boundsOf(const workload::DecodePlan& plan, const hw::ChipConfig& chip, double bytesSent,
+ChipBounds boundsOf(const workload::StepPlan& plan, const hw::ChipConfig& chip, double bytesSent,
                     double prefetchable = 0.0) {
   ChipBounds b;
   b.memory = std::max(0.0, plan.bytesMoved - prefetchable) / chip.hbm.bandwidthBytesPerS;
@@ -60,8 +62,8 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
                                      const workload::ScenarioConfig& scenario) {
   const double step = runner.stepTime().to_seconds();
   const std::size_t slowest = runner.slowest();
-  const workload::DecodeDriver& driver = runner.driver(slowest);
-  const workload::DecodePlan& plan = driver.plan();
+  const workload::StepDriver& driver = runner.driver(slowest);
+  const workload::StepPlan& plan = driver.plan();
   const int tp = runner.plan().tp;
 
   // Bytes each member of a group sent: every algorithm used here is symmetric across members.
@@ -83,7 +85,7 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
   nlohmann::ordered_json chips = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < runner.drivers(); ++i) {
     const workload::ChipAssignment& member = runner.plan().members[i];
-    const workload::DecodePlan& p = runner.driver(i).plan();
+    const workload::StepPlan& p = runner.driver(i).plan();
     const double sent = sentPerMember(member.replica, member.stage);
     const hw::ChipConfig& chipConfig = platform.chipConfig(member.chip);
     const ChipBounds b = boundsOf(p, chipConfig, sent);
@@ -264,24 +266,6 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
-  workload::PlatformDecodePlan plan = workload::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);
-  prepareOutputDirectory(options.out);
-  if (options.verbose) {
-    std::size_t ops = 0;
-    for (const workload::DecodePlan& p : plan.plans) ops += p.ops.size();
-    out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} chips, {} ops, seed {}\n",
-                       inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
-                       inputs.scenario.name, options.inputs.scenario, plan.members.size(), ops, options.seed);
-  }
-
-  // One elaboration per process: the platform and the drivers live for the rest of sc_main.
-  platform::Platform platform("platform", inputs.platform);
-  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode);
-  sc_core::sc_start();
-
-  if (const std::string error = runner.error(); !error.empty()) throw SimulationError(error);
-  if (!runner.finished()) throw SimulationError("the decode step did not finish (simulation starved)");
-
   nlohmann::ordered_json report;
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = {{"name", "scoville"}, {"version", SCOVILLE_VERSION}};
@@ -292,11 +276,50 @@ int runCommand(const Args& args, std::ostream& out) {
                       {"timing", options.timing},
                       {"seed", options.seed}};
   report["platform"] = platform::summarize(inputs.platform);
-  report["results"] = decodeResults(runner, inputs.platform, inputs.scenario);
-  report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
+  const bool serving = inputs.scenario.kind == workload::ScenarioKind::kServing;
+
+  // One elaboration per process: the platform and the workload live for the rest of sc_main.
+  platform::Platform platform("platform", inputs.platform);
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
-  for (const auto& group : runner.groups()) stats[group->stats().name()] = group->stats().toJson();
-  for (const auto& link : runner.pipelineLinks()) stats[link->stats().name()] = link->stats().toJson();
+  if (serving) {
+    workload::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
+                                   inputs.scenarioFiles);
+    prepareOutputDirectory(options.out);
+    if (options.verbose) {
+      out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} replicas of tp {}, seed {}\n",
+                         inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
+                         inputs.scenario.name, options.inputs.scenario, engine.replicas(), engine.tp(), options.seed);
+    }
+    sc_core::sc_start();
+    if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
+    if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
+    report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
+    stats = {{platform.stats().name(), platform.stats().toJson()}};
+    for (int d = 0; d < engine.replicas(); ++d) {
+      if (const workload::CollectiveGroup* group = engine.group(d))
+        stats[group->stats().name()] = group->stats().toJson();
+    }
+  } else {
+    workload::PlatformDecodePlan plan =
+        workload::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);
+    prepareOutputDirectory(options.out);
+    if (options.verbose) {
+      std::size_t ops = 0;
+      for (const workload::StepPlan& p : plan.plans) ops += p.ops.size();
+      out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} chips, {} ops, seed {}\n",
+                         inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
+                         inputs.scenario.name, options.inputs.scenario, plan.members.size(), ops, options.seed);
+    }
+    workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode);
+    sc_core::sc_start();
+    if (const std::string error = runner.error(); !error.empty()) throw SimulationError(error);
+    if (!runner.finished()) throw SimulationError("the decode step did not finish (simulation starved)");
+    report["results"] = decodeResults(runner, inputs.platform, inputs.scenario);
+    stats = {{platform.stats().name(), platform.stats().toJson()}};
+    for (const auto& group : runner.groups()) stats[group->stats().name()] = group->stats().toJson();
+    for (const auto& link : runner.pipelineLinks()) stats[link->stats().name()] = link->stats().toJson();
+  }
+  report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
   report["stats"] = stats;
   report["protocol"] = {{"checked_transactions", tlm::ProtocolChecker::checkedTransactions()},
                         {"violations", tlm::ProtocolChecker::violations()}};
@@ -304,7 +327,13 @@ int runCommand(const Args& args, std::ostream& out) {
 
   const std::string reportPath = (std::filesystem::path(options.out) / "report.json").string();
   writeFileAtomically(reportPath, report.dump(2) + "\n");
-  if (!options.quiet) printSummary(out, inputs, report["results"], reportPath);
+  if (!options.quiet) {
+    if (serving) {
+      printServingSummary(out, inputs.model.name, inputs.platform, inputs.scenario, report["results"], reportPath);
+    } else {
+      printSummary(out, inputs, report["results"], reportPath);
+    }
+  }
   return kExitOk;
 }
 

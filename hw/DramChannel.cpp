@@ -31,9 +31,21 @@ DramChannel::DramChannel(const MemoryControllerConfig& config, int index)
       m_t(config.timing),
       m_channelBandwidth(config.channelBandwidth()),
       m_banks(static_cast<std::size_t>(config.banks())),
+      m_bankCount(static_cast<uint64_t>(config.banks())),
+      m_rowBytes(static_cast<uint64_t>(config.rowBytes)),
       // Refresh is staggered so that channels do not all stall together.
       m_nextRefresh(config.timing.tREFI * (1.0 + static_cast<double>(index) / config.channels)) {
   m_recentActs.fill(-1e9);
+  for (std::size_t i = 0; i < m_banks.size(); ++i) m_banks[i].group = static_cast<int>(i) % config.bankGroups;
+  const auto log2Exact = [](uint64_t v) {
+    if (v == 0 || (v & (v - 1)) != 0) return -1;
+    int shift = 0;
+    while ((uint64_t{1} << shift) < v) ++shift;
+    return shift;
+  };
+  m_bankShift = log2Exact(m_bankCount);
+  m_bankMask = m_bankCount - 1;
+  m_rowShift = log2Exact(m_rowBytes);
 }
 
 double DramChannel::steadyActPeriod() const {
@@ -55,7 +67,7 @@ void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
   counts.refreshes += missed;
 }
 
-double DramChannel::activate(Bank& bank, int bankIndex, double earliest, DramCommandCounts& counts) {
+double DramChannel::activate(Bank& bank, double earliest, DramCommandCounts& counts) {
   double at = std::max(earliest, bank.readyAt);
   if (bank.openRow >= 0) {
     // Row conflict: precharge (not before tRAS after its ACT), then activate.
@@ -65,11 +77,11 @@ double DramChannel::activate(Bank& bank, int bankIndex, double earliest, DramCom
   } else {
     counts.rowMisses += 1;
   }
-  const int group = bankIndex % m_config.bankGroups;
+  const int group = bank.group;
   if (m_lastAct >= 0) at = std::max(at, m_lastAct + (group == m_lastActGroup ? m_t.tRRDl : m_t.tRRDs));
   at = std::max(at, m_recentActs[m_recentActNext] + m_t.tFAW);  // the oldest of the last four
   m_recentActs[m_recentActNext] = at;
-  m_recentActNext = (m_recentActNext + 1) % 4;
+  m_recentActNext = (m_recentActNext + 1) & 3;
   m_lastAct = at;
   m_lastActGroup = group;
   bank.actAt = at;
@@ -78,16 +90,15 @@ double DramChannel::activate(Bank& bank, int bankIndex, double earliest, DramCom
 }
 
 bool DramChannel::isRowHit(const DramSegment& segment) const {
-  const auto page = static_cast<uint64_t>(segment.localAddress / static_cast<uint64_t>(m_config.rowBytes));
-  const auto banks = static_cast<uint64_t>(m_banks.size());
-  return m_banks[page % banks].openRow == static_cast<int64_t>(page / banks);
+  const uint64_t page = pageOf(segment.localAddress);
+  return m_banks[bankOf(page)].openRow == rowOf(page);
 }
 
 DramService DramChannel::serve(const DramSegment& segment, double arrival, DramCommandCounts& counts) {
-  const auto rowBytes = static_cast<uint64_t>(m_config.rowBytes);
-  const auto banks = static_cast<uint64_t>(m_banks.size());
-  const uint64_t firstPage = segment.localAddress / rowBytes;
-  const uint64_t lastPage = (segment.localAddress + segment.bytes - 1) / rowBytes;
+  const uint64_t rowBytes = m_rowBytes;
+  const uint64_t banks = m_bankCount;
+  const uint64_t firstPage = pageOf(segment.localAddress);
+  const uint64_t lastPage = pageOf(segment.localAddress + segment.bytes - 1);
   const uint64_t pages = lastPage - firstPage + 1;
 
   refreshUntil(arrival, counts);
@@ -101,15 +112,14 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   const uint64_t exact = std::min(pages, banks);
   for (uint64_t i = 0; i < exact; ++i) {
     const uint64_t page = firstPage + i;
-    const auto bankIndex = static_cast<int>(page % banks);
-    Bank& bank = m_banks[static_cast<std::size_t>(bankIndex)];
-    const auto row = static_cast<int64_t>(page / banks);
+    Bank& bank = m_banks[bankOf(page)];
+    const int64_t row = rowOf(page);
     double columnAt = 0.0;
     if (bank.openRow == row) {
       counts.rowHits += 1;
       columnAt = std::max(commandStart, bank.actAt + m_t.tRCD);
     } else {
-      lastAct = activate(bank, bankIndex, commandStart, counts);
+      lastAct = activate(bank, commandStart, counts);
       if (firstAct < 0) firstAct = lastAct;
       bank.openRow = row;
       columnAt = lastAct + m_t.tRCD;
@@ -129,8 +139,8 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     counts.precharges += static_cast<double>(more);
     counts.rowConflicts += static_cast<double>(more);
     for (uint64_t page = lastPage + 1 - banks; page <= lastPage; ++page) {
-      Bank& bank = m_banks[page % banks];
-      bank.openRow = static_cast<int64_t>(page / banks);
+      Bank& bank = m_banks[bankOf(page)];
+      bank.openRow = rowOf(page);
       bank.actAt = lastAct - static_cast<double>(lastPage - page) * period;
     }
     m_lastAct = lastAct;

@@ -76,12 +76,20 @@ class DramChannel {
 
  private:
   struct Bank {
+    int group = 0;  ///< bank group (index mod bank_groups)
     int64_t openRow = -1;
     double actAt = -1.0;   ///< last ACT (for tRAS)
     double readyAt = 0.0;  ///< earliest next ACT when closed (after PRE or refresh)
   };
 
-  double activate(Bank& bank, int bankIndex, double earliest, DramCommandCounts& counts);
+  double activate(Bank& bank, double earliest, DramCommandCounts& counts);
+  /// Bank and row of a channel-local page (shifts when the bank count is a power of two: these
+  /// run for every page of every segment).
+  uint64_t bankOf(uint64_t page) const { return m_bankShift >= 0 ? page & m_bankMask : page % m_bankCount; }
+  int64_t rowOf(uint64_t page) const {
+    return static_cast<int64_t>(m_bankShift >= 0 ? page >> m_bankShift : page / m_bankCount);
+  }
+  uint64_t pageOf(uint64_t address) const { return m_rowShift >= 0 ? address >> m_rowShift : address / m_rowBytes; }
   void refreshUntil(double time, DramCommandCounts& counts);
   double steadyActPeriod() const;
 
@@ -89,6 +97,11 @@ class DramChannel {
   const DramTimingConfig& m_t;
   double m_channelBandwidth;
   std::vector<Bank> m_banks;
+  uint64_t m_bankCount;
+  uint64_t m_bankMask = 0;
+  int m_bankShift = -1;  ///< log2(banks), or -1 when not a power of two
+  uint64_t m_rowBytes;
+  int m_rowShift = -1;                 ///< log2(row bytes), or -1
   std::array<double, 4> m_recentActs;  ///< last four ACTs, ring buffer (tFAW)
   int m_recentActNext = 0;
   double m_lastAct = -1.0;

@@ -164,11 +164,14 @@ const Schema<PlacementConfig>& PlacementConfig::schema() {
           .choice("all_reduce", &PlacementConfig::allReduce,
                   {{"ring", hw::CollectiveAlgorithm::kRing},
                    {"direct", hw::CollectiveAlgorithm::kDirect},
-                   {"tree", hw::CollectiveAlgorithm::kTree}},
+                   {"tree", hw::CollectiveAlgorithm::kTree},
+                   {"auto", hw::CollectiveAlgorithm::kAuto}},
                   optional("ring"),
                   "all-reduce algorithm of the tensor-parallel groups: ring (2(tp-1) steps of 1/tp of the buffer: "
                   "bandwidth-optimal), direct (one shot, each chip sends its whole buffer to every peer: "
-                  "latency-optimal), tree (reduce then broadcast, 2 log2(tp) steps)")
+                  "latency-optimal), tree (reduce then broadcast, 2 log2(tp) steps), auto (per message, the "
+                  "one an alpha-beta estimate with the chip's fabric injection bandwidth and link latency "
+                  "finds fastest, as NCCL's tuner does)")
           .child("kv_cache", &PlacementConfig::kvCache, hw::KvCacheConfig::schema(), optional("{}"),
                  "paging and tier placement of the KV cache")
           .optionalChild("disaggregation", &PlacementConfig::disaggregation, DisaggregationConfig::schema(),

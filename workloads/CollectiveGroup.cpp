@@ -2,17 +2,33 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 
 #include "tlm/OpExtension.h"
 
 namespace scoville::workload {
 
+hw::CollectiveAlgorithm resolveAutoAlgorithm(hw::CollectiveKind kind, int members, uint64_t bytes,
+                                             const CollectiveCost& cost) {
+  if (kind != hw::CollectiveKind::kAllReduce || members < 2) return hw::CollectiveAlgorithm::kDirect;
+  const double n = members;
+  const double b = static_cast<double>(bytes);
+  const double beta = cost.bandwidthBytesPerS > 0 ? cost.bandwidthBytesPerS : 1.0;
+  const double a = cost.latencyS;
+  const double ring = 2.0 * (n - 1.0) * (a + b / (n * beta));
+  const double direct = a + (n - 1.0) * b / beta;
+  const double tree = 2.0 * std::ceil(std::log2(n)) * (a + b / beta);
+  if (direct <= ring && direct <= tree) return hw::CollectiveAlgorithm::kDirect;
+  return ring <= tree ? hw::CollectiveAlgorithm::kRing : hw::CollectiveAlgorithm::kTree;
+}
+
 CollectiveGroup::CollectiveGroup(const sc_core::sc_module_name& name, std::vector<int> chips,
-                                 hw::CollectiveAlgorithm allReduce)
+                                 hw::CollectiveAlgorithm allReduce, const CollectiveCost& cost)
     : sc_core::sc_module(name),
       sockets("socket", chips.size()),
       m_chips(std::move(chips)),
       m_algorithm(allReduce),
+      m_cost(cost),
       m_stats(basename(), "collectives of one tensor-parallel group"),
       m_collectives(m_stats.counter("collectives", "", "collectives run (counted once per group)")),
       m_sends(m_stats.counter("sends", "", "point-to-point sends of all members")),
@@ -28,12 +44,13 @@ const hw::Schedule& CollectiveGroup::schedule(const PlannedCollective& collectiv
     const hw::CollectiveKind kind = collective.kind == PlannedCollective::Kind::kAllReduce
                                         ? hw::CollectiveKind::kAllReduce
                                         : hw::CollectiveKind::kAllGather;
+    // A buffer smaller than the group cannot be cut into one chunk per member: round it up.
+    const uint64_t bytes = std::max<uint64_t>(collective.bytes, static_cast<uint64_t>(size()));
     hw::CollectiveAlgorithm algorithm = m_algorithm;
+    if (algorithm == hw::CollectiveAlgorithm::kAuto) algorithm = resolveAutoAlgorithm(kind, size(), bytes, m_cost);
     if (kind == hw::CollectiveKind::kAllGather && algorithm == hw::CollectiveAlgorithm::kTree) {
       algorithm = hw::CollectiveAlgorithm::kRing;  // tree is defined for all-reduce only
     }
-    // A buffer smaller than the group cannot be cut into one chunk per member: round it up.
-    const uint64_t bytes = std::max<uint64_t>(collective.bytes, static_cast<uint64_t>(size()));
     it = m_schedules.emplace(key, hw::expandCollective(kind, algorithm, size(), bytes)).first;
   }
   return it->second;

@@ -21,9 +21,22 @@
 #include "hw/network/Collective.h"
 #include "tlm/PayloadPool.h"
 #include "tlm/stats/StatsGroup.h"
-#include "workloads/DecodePlan.h"
+#include "workloads/StepPlan.h"
 
 namespace scoville::workload {
+
+/// What the alpha-beta estimate behind CollectiveAlgorithm::kAuto knows of a member chip.
+struct CollectiveCost {
+  double latencyS = 0.0;            ///< alpha: one message's latency (a link's)
+  double bandwidthBytesPerS = 0.0;  ///< beta: what one chip injects into the fabric (all its ports)
+};
+
+/// The algorithm `auto` resolves to for `kind` over `members` chips holding `bytes` each: the
+/// lowest of ring 2(n-1)(a + B/(n b)), direct a + (n-1) B/b and tree 2 ceil(log2 n)(a + B/b) for
+/// an all-reduce; direct for an all-gather (it is never slower in this estimate). An estimate
+/// chooses the algorithm only; its time comes from the fabric.
+hw::CollectiveAlgorithm resolveAutoAlgorithm(hw::CollectiveKind kind, int members, uint64_t bytes,
+                                             const CollectiveCost& cost);
 
 class CollectiveGroup : public sc_core::sc_module {
  public:
@@ -32,7 +45,8 @@ class CollectiveGroup : public sc_core::sc_module {
 
   /// `chips`: the platform chip of each rank. `allReduce`: algorithm of all-reduces (all-gathers
   /// use ring unless allReduce is direct).
-  CollectiveGroup(const sc_core::sc_module_name& name, std::vector<int> chips, hw::CollectiveAlgorithm allReduce);
+  CollectiveGroup(const sc_core::sc_module_name& name, std::vector<int> chips, hw::CollectiveAlgorithm allReduce,
+                  const CollectiveCost& cost = {});
   CollectiveGroup(const CollectiveGroup&) = delete;
   CollectiveGroup& operator=(const CollectiveGroup&) = delete;
 
@@ -51,6 +65,7 @@ class CollectiveGroup : public sc_core::sc_module {
 
   std::vector<int> m_chips;
   hw::CollectiveAlgorithm m_algorithm;
+  CollectiveCost m_cost;
   std::map<std::pair<int, uint64_t>, hw::Schedule> m_schedules;
   int m_arrived = 0;
   uint64_t m_generation = 0;

@@ -12,6 +12,18 @@ namespace scoville::workload {
 using config::ConfigError;
 using config::ErrorKind;
 
+ModelShard shardFor(const platform::PlacementConfig& placement, const ModelConfig& model, int rank, int stage) {
+  ModelShard shard{placement.tp, rank, placement.pp, stage, placement.ep, {}};
+  if (model.family == ModelFamily::kMoe && placement.ep > 1) {
+    try {
+      shard.expertOwner = placement.expertOwners(model.routedExperts);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(ErrorKind::kInvalidConfig, "", e.what());
+    }
+  }
+  return shard;
+}
+
 PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
                                           const ScenarioConfig& scenario) {
   const platform::PlacementConfig& placement = platform.placement;
@@ -32,9 +44,8 @@ PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platfo
       for (int r = 0; r < placement.tp; ++r) {
         const int chip = chips[static_cast<std::size_t>((d * placement.pp + stage) * placement.tp + r)];
         try {
-          DecodePlan plan =
-              planDecodeStep(model, scenario, platform.chipConfig(chip),
-                             ModelShard{placement.tp, r, placement.pp, stage}, batch, placement.activationBytes);
+          StepPlan plan = planDecodeStep(model, scenario, platform.chipConfig(chip),
+                                         shardFor(placement, model, r, stage), batch, placement.activationBytes);
           // More replicas than requests: an idle replica still holds the weights (planDecodeStep
           // checked they fit) but runs nothing.
           if (batch == 0) continue;
@@ -79,7 +90,10 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
     if (m_plan.tp > 1 && member.rank == 0) {
       std::vector<int> chips;
       for (std::size_t j = i; j < i + static_cast<std::size_t>(m_plan.tp); ++j) chips.push_back(m_plan.members[j].chip);
-      m_groups.push_back(std::make_unique<CollectiveGroup>(partName("tp_group", member).c_str(), chips, algorithm));
+      const hw::FabricPortsConfig& ports = platform.config().chipConfig(chips.front()).fabricPorts;
+      m_groups.push_back(
+          std::make_unique<CollectiveGroup>(partName("tp_group", member).c_str(), chips, algorithm,
+                                            CollectiveCost{ports.link.latencyS, ports.bandwidthBytesPerS()}));
       m_groupOf[{member.replica, member.stage}] = m_groups.back().get();
       for (int r = 0; r < m_plan.tp; ++r) {
         m_groups.back()->sockets[static_cast<std::size_t>(r)].bind(
@@ -87,9 +101,9 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
       }
     }
     hw::Chip& chip = platform.chip(member.chip);
-    m_drivers.push_back(std::make_unique<DecodeDriver>(fmt::format("driver{}", member.chip).c_str(),
-                                                       std::move(m_plan.plans[i]), chip.config().sram.stagingBuffers,
-                                                       mode));
+    m_drivers.push_back(std::make_unique<StepDriver>(fmt::format("driver{}", member.chip).c_str(),
+                                                     std::move(m_plan.plans[i]), chip.config().sram.stagingBuffers,
+                                                     mode));
     m_drivers.back()->loadPort.socket.bind(chip.socket());
     m_drivers.back()->computePort.socket.bind(chip.socket());
     if (m_plan.tp > 1) m_drivers.back()->joinGroup(*m_groups.back(), member.rank);

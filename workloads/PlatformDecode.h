@@ -1,6 +1,6 @@
 #pragma once
 // A decode step across a whole platform under its placement: dp replicas of a tp-wide tensor-
-// parallel group, each chip running its shard of the model through its own DecodeDriver, the
+// parallel group, each chip running its shard of the model through its own StepDriver, the
 // groups' collectives crossing the fabric.
 
 #include <map>
@@ -13,11 +13,11 @@
 #include "platforms/PlatformConfig.h"
 #include "tlm/TimingMode.h"
 #include "workloads/CollectiveGroup.h"
-#include "workloads/DecodeDriver.h"
-#include "workloads/DecodePlan.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/PipelineLink.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/StepDriver.h"
+#include "workloads/StepPlan.h"
 
 namespace scoville::workload {
 
@@ -35,8 +35,13 @@ struct PlatformDecodePlan {
   int pp = 1;
   int dp = 1;
   std::vector<ChipAssignment> members;  ///< replica-major, then stage, then rank
-  std::vector<DecodePlan> plans;        ///< plans[i] runs on members[i].chip
+  std::vector<StepPlan> plans;          ///< plans[i] runs on members[i].chip
 };
+
+/// The shard of `model` tensor-parallel rank `rank` of pipeline stage `stage` holds under
+/// `placement` (experts mapped to ranks by placement.experts when ep > 1). Throws ConfigError for
+/// an expert_map that does not match the model.
+ModelShard shardFor(const platform::PlacementConfig& placement, const ModelConfig& model, int rank, int stage);
 
 /// Plans the step on the platform's decode chips (all chips, or placement.disaggregation's
 /// decode_chips in order): replica d, stage s, rank r runs on the (d x pp x tp + s x tp + r)-th of
@@ -48,7 +53,7 @@ struct PlatformDecodePlan {
 PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
                                           const ScenarioConfig& scenario);
 
-/// Elaborates one DecodeDriver per planned chip, one CollectiveGroup per replica and stage
+/// Elaborates one StepDriver per planned chip, one CollectiveGroup per replica and stage
 /// (tp > 1) and one PipelineLink per replica, stage boundary and rank (pp > 1), bound to
 /// `platform`. The plans move into the drivers (plan().plans is empty afterwards; use
 /// driver(i).plan()).
@@ -61,7 +66,7 @@ class PlatformDecodeRunner : public sc_core::sc_module {
 
   const PlatformDecodePlan& plan() const { return m_plan; }
   std::size_t drivers() const { return m_drivers.size(); }
-  const DecodeDriver& driver(std::size_t i) const { return *m_drivers.at(i); }
+  const StepDriver& driver(std::size_t i) const { return *m_drivers.at(i); }
   const std::vector<std::unique_ptr<CollectiveGroup>>& groups() const { return m_groups; }
   /// The tensor-parallel group of `replica`'s `stage`; null for tp = 1 or a replica that ran nothing.
   const CollectiveGroup* groupOf(int replica, int stage = 0) const;
@@ -77,7 +82,7 @@ class PlatformDecodeRunner : public sc_core::sc_module {
 
  private:
   PlatformDecodePlan m_plan;
-  std::vector<std::unique_ptr<DecodeDriver>> m_drivers;
+  std::vector<std::unique_ptr<StepDriver>> m_drivers;
   std::vector<std::unique_ptr<CollectiveGroup>> m_groups;
   std::map<std::pair<int, int>, CollectiveGroup*> m_groupOf;  // (replica, stage)
   std::vector<std::unique_ptr<PipelineLink>> m_links;

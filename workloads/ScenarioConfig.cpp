@@ -1,19 +1,141 @@
 #include "workloads/ScenarioConfig.h"
 
+#include <fmt/format.h>
+
 namespace scoville::workload {
 
 using namespace scoville::config;
+
+namespace {
+
+/// Rejects keys that belong to another kind or implementation, naming the key.
+void rejectUnless(const Node& node, bool allowed, const char* key, const std::string& why) {
+  if (allowed || !node.yaml()[key]) return;
+  const Node at = node.at(key);
+  at.fail(ErrorKind::kInvalidConfig, fmt::format("'{}' {}", at.path(), why));
+}
+
+void requireIf(const Node& node, bool needed, bool present, const char* key, const std::string& why) {
+  if (!needed || present) return;
+  node.fail(ErrorKind::kMissingKey,
+            fmt::format("'{}{}{}' is required {}", node.path(), node.path().empty() ? "" : ".", key, why));
+}
+
+}  // namespace
+
+const Schema<LoadConfig>& LoadConfig::schema() {
+  static const Schema<LoadConfig> s =
+      Schema<LoadConfig>("load", "How requests arrive.")
+          .choice(
+              "impl", &LoadConfig::impl,
+              {{"closed_loop", LoadKind::kClosedLoop}, {"poisson", LoadKind::kPoisson}, {"trace", LoadKind::kTrace}},
+              required(),
+              "closed_loop: N users each send the next request when the last one finished (InferenceX); "
+              "poisson: open-loop arrivals at a rate; trace: replayed from a file")
+          .integer("concurrency", &LoadConfig::concurrency, optional("0"), between(0, 1 << 20), "closed_loop: users")
+          .number("rate_per_s", &LoadConfig::ratePerS, optional("0"), nonNegative(), "poisson: requests per second")
+          .text("file", &LoadConfig::file, optional("~"),
+                "trace: CSV `arrival_s,input_tokens,output_tokens`, relative to the scenario file")
+          .check(
+              "each key belongs to its impl: concurrency (closed_loop, >= 1), rate_per_s (poisson, > 0), file "
+              "(trace)",
+              [](const LoadConfig& l, const Node& n) {
+                rejectUnless(n, l.impl == LoadKind::kClosedLoop, "concurrency", "is a closed_loop key");
+                rejectUnless(n, l.impl == LoadKind::kPoisson, "rate_per_s", "is a poisson key");
+                rejectUnless(n, l.impl == LoadKind::kTrace, "file", "is a trace key");
+                requireIf(n, l.impl == LoadKind::kClosedLoop, l.concurrency > 0, "concurrency",
+                          "(at least 1) for closed_loop");
+                requireIf(n, l.impl == LoadKind::kPoisson, l.ratePerS > 0, "rate_per_s", "(above 0) for poisson");
+                requireIf(n, l.impl == LoadKind::kTrace, !l.file.empty(), "file", "for trace");
+              });
+  return s;
+}
+
+const Schema<SchedulerConfig>& SchedulerConfig::schema() {
+  static const Schema<SchedulerConfig> s =
+      Schema<SchedulerConfig>("scheduler",
+                              "Continuous batching: each step runs every decoding sequence (one token each) and "
+                              "fills the rest of its token budget with prompt chunks, oldest request first.")
+          .integer("max_batch", &SchedulerConfig::maxBatch, optional("256"), between(1, 1 << 20),
+                   "sequences in one step")
+          .integer("max_tokens_per_step", &SchedulerConfig::maxTokensPerStep, optional("8192"), between(1, 1 << 24),
+                   "tokens one step feeds, decodes included")
+          .integer("prefill_chunk", &SchedulerConfig::prefillChunk, optional("8192"), between(1, 1 << 24),
+                   "most prompt tokens of one request in one step (chunked prefill)")
+          .quantity("step_overhead", &SchedulerConfig::stepOverheadS, dim::kTime, optional("0 s"), nonNegative(),
+                    "host time between steps (scheduling and launch)")
+          .number("kv_watermark", &SchedulerConfig::kvWatermark, optional("0.01"), between(0.0, 0.5),
+                  "fraction of the KV blocks admission leaves free for running requests to grow into (vLLM's "
+                  "1%; at least one block when above 0): a request admitted into the last free blocks would "
+                  "preempt itself at its first new block");
+  return s;
+}
+
+const Schema<MultiTurnConfig>& MultiTurnConfig::schema() {
+  static const Schema<MultiTurnConfig> s =
+      Schema<MultiTurnConfig>("multi_turn",
+                              "Conversations: a closed-loop user's requests continue one conversation for `turns` "
+                              "requests; each prompt is the conversation so far plus input_tokens new tokens.")
+          .integer("turns", &MultiTurnConfig::turns, optional("1"), between(1, 1 << 16), "requests per conversation");
+  return s;
+}
 
 const Schema<ScenarioConfig>& ScenarioConfig::schema() {
   static const Schema<ScenarioConfig> s =
       Schema<ScenarioConfig>("scenario", "Root of a scenario file (workloads/scenarios/*.yaml).")
           .text("name", &ScenarioConfig::name, required(), "scenario name, used in reports")
           .text("description", &ScenarioConfig::description, required(), "one line on what is measured")
-          .choice("kind", &ScenarioConfig::kind, {{"decode_step", ScenarioKind::kDecodeStep}}, required(),
-                  "decode_step: generate one token for each request of a batch")
-          .integer("batch", &ScenarioConfig::batch, required(), between(1, 1 << 16), "requests decoded together")
-          .integer("context_length", &ScenarioConfig::contextLength, required(), between(1, 1 << 24),
-                   "tokens already in each request's KV cache");
+          .choice("kind", &ScenarioConfig::kind,
+                  {{"decode_step", ScenarioKind::kDecodeStep}, {"serving", ScenarioKind::kServing}}, required(),
+                  "decode_step: generate one token for each request of a batch; serving: requests arrive, are "
+                  "batched and served to completion, and latency and throughput are measured")
+          .integer("batch", &ScenarioConfig::batch, optional("0"), between(0, 1 << 16),
+                   "decode_step: requests decoded together")
+          .integer("context_length", &ScenarioConfig::contextLength, optional("0"), between(0, 1 << 24),
+                   "decode_step: tokens already in each request's KV cache")
+          .child("load", &ScenarioConfig::load, LoadConfig::schema(), optional("{impl: closed_loop, concurrency: 1}"),
+                 "serving: how requests arrive")
+          .integer("input_tokens", &ScenarioConfig::inputTokens, optional("0"), between(0, 1 << 24),
+                   "serving: prompt tokens per request (the most, when ranged)")
+          .integer("output_tokens", &ScenarioConfig::outputTokens, optional("0"), between(0, 1 << 24),
+                   "serving: tokens generated per request (the most, when ranged)")
+          .number("random_range_ratio", &ScenarioConfig::randomRangeRatio, optional("1"), between(0.0, 1.0),
+                  "serving: each length is drawn uniformly from [ratio x L, L] (InferenceX uses 0.8; 1: fixed)")
+          .integer("warmup_requests", &ScenarioConfig::warmupRequests, optional("-1"), between(-1, 1 << 24),
+                   "serving: first requests (in sending order) left out of the metrics; -1: the concurrency "
+                   "for closed_loop, 0 otherwise")
+          .integer("requests", &ScenarioConfig::requests, optional("0"), between(0, 1 << 24),
+                   "serving: measured requests after the warm-up (the load keeps running until they finish)")
+          .child("scheduler", &ScenarioConfig::scheduler, SchedulerConfig::schema(), optional("{}"),
+                 "serving: batching limits")
+          .child("routing", &ScenarioConfig::routing, RoutingConfig::schema(), optional("{impl: uniform}"),
+                 "mixture-of-experts routing model")
+          .child("multi_turn", &ScenarioConfig::multiTurn, MultiTurnConfig::schema(), optional("{}"),
+                 "serving: conversations of several turns (closed_loop only)")
+          .check(
+              "decode_step needs batch and context_length and no serving keys; serving needs input_tokens, "
+              "output_tokens and requests and no decode_step keys",
+              [](const ScenarioConfig& c, const Node& n) {
+                const bool step = c.kind == ScenarioKind::kDecodeStep;
+                for (const char* key : {"load", "input_tokens", "output_tokens", "random_range_ratio",
+                                        "warmup_requests", "requests", "scheduler", "multi_turn"}) {
+                  rejectUnless(n, !step, key, "is a serving key (kind is decode_step)");
+                }
+                for (const char* key : {"batch", "context_length"}) {
+                  rejectUnless(n, step, key, "is a decode_step key (kind is serving)");
+                }
+                requireIf(n, step, c.batch > 0, "batch", "(at least 1) for decode_step");
+                requireIf(n, step, c.contextLength > 0, "context_length", "(at least 1) for decode_step");
+                requireIf(n, !step, c.inputTokens > 0, "input_tokens", "(at least 1) for serving");
+                requireIf(n, !step, c.outputTokens > 0, "output_tokens", "(at least 1) for serving");
+                requireIf(n, !step, c.requests > 0, "requests", "(at least 1) for serving");
+                if (c.multiTurn.turns > 1 && c.load.impl != LoadKind::kClosedLoop) {
+                  const Node at = n.at("multi_turn");
+                  at.fail(
+                      ErrorKind::kInvalidConfig,
+                      fmt::format("'{}': conversations need closed_loop load (a user continues its own)", at.path()));
+                }
+              });
   return s;
 }
 

@@ -1,21 +1,75 @@
 #pragma once
+// What to run, as read from workloads/scenarios/*.yaml: one decode step of a fixed batch, or a
+// serving run (requests arriving under a load model, served by a continuous-batching scheduler,
+// measured like InferenceX).
 
 #include <string>
 
 #include "tlm/config/Schema.h"
+#include "workloads/Routing.h"
 
 namespace scoville::workload {
 
-enum class ScenarioKind { kDecodeStep };
+enum class ScenarioKind { kDecodeStep, kServing };
+enum class LoadKind {
+  kClosedLoop,  ///< `concurrency` users, each sending its next request when its last one finished
+  kPoisson,     ///< open loop: requests arrive at `rate_per_s` with exponential gaps
+  kTrace,       ///< open loop: arrivals and lengths replayed from a CSV file
+};
 
-/// What to run, as read from workloads/scenarios/*.yaml. Today: one decode step of a batch of
-/// requests that already hold `context_length` tokens; serving loads arrive with the driver.
+/// How requests arrive (`load: {impl: ...}`).
+struct LoadConfig {
+  LoadKind impl = LoadKind::kClosedLoop;
+  int concurrency = 0;    ///< closed_loop
+  double ratePerS = 0.0;  ///< poisson
+  /// trace: CSV with header `arrival_s,input_tokens,output_tokens`, one request per row in
+  /// arrival order (resolved relative to the scenario file by the loader).
+  std::string file;
+
+  static const config::Schema<LoadConfig>& schema();
+};
+
+/// The serving engine's batching limits (vLLM-style continuous batching with chunked prefill).
+struct SchedulerConfig {
+  int maxBatch = 256;           ///< sequences in one step
+  int maxTokensPerStep = 8192;  ///< tokens one step feeds (decodes count one each)
+  int prefillChunk = 8192;      ///< most prompt tokens of one sequence in one step
+  double stepOverheadS = 0.0;   ///< host time between steps (scheduling, launch)
+  double kvWatermark = 0.01;    ///< fraction of KV blocks admission leaves free for running requests
+
+  static const config::Schema<SchedulerConfig>& schema();
+};
+
+/// Multi-turn conversations: each closed-loop user's next request continues its conversation, its
+/// prompt holding the previous turns (prompts and answers) plus `input_tokens` new ones.
+struct MultiTurnConfig {
+  int turns = 1;  ///< requests per conversation; then the user starts a new one
+
+  static const config::Schema<MultiTurnConfig>& schema();
+};
+
 struct ScenarioConfig {
   std::string name;
   std::string description;
   ScenarioKind kind = ScenarioKind::kDecodeStep;
+  // decode_step
   int batch = 0;
   int contextLength = 0;
+  // serving
+  LoadConfig load;
+  int inputTokens = 0;            ///< prompt tokens of a request (the maximum when ranged)
+  int outputTokens = 0;           ///< tokens a request generates (the maximum when ranged)
+  double randomRangeRatio = 1.0;  ///< lengths drawn uniformly from [ratio x L, L]
+  int warmupRequests = -1;        ///< first requests left out of the metrics (-1: closed loop concurrency, else 0)
+  int requests = 0;               ///< measured requests
+  SchedulerConfig scheduler;
+  RoutingConfig routing;
+  MultiTurnConfig multiTurn;
+
+  /// Warm-up requests after defaults.
+  int warmup() const {
+    return warmupRequests >= 0 ? warmupRequests : load.impl == LoadKind::kClosedLoop ? load.concurrency : 0;
+  }
 
   static const config::Schema<ScenarioConfig>& schema();
 };

@@ -29,6 +29,7 @@ const char* collectiveAlgorithmName(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::kRing: return "ring";
     case CollectiveAlgorithm::kDirect: return "direct";
     case CollectiveAlgorithm::kTree: return "tree";
+    case CollectiveAlgorithm::kAuto: return "auto";
   }
   return "?";
 }
@@ -115,6 +116,7 @@ Schedule expandCollective(CollectiveKind kind, CollectiveAlgorithm algorithm, in
                                 "per chip, got " +
                                 std::to_string(bytesPerChip));
   }
+  if (algorithm == CollectiveAlgorithm::kAuto) unsupported(kind, algorithm, "ring, direct, tree: resolve auto first");
   Expander x(chips, bytesPerChip);
   if (chips == 1) return x.take();
   switch (kind) {

@@ -23,7 +23,9 @@ enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 
 /// ring: neighbour exchange around a ring; direct: one shot, every chip sends to every peer at
 /// once; tree: binary-tree reduce to chip 0 then broadcast (all_reduce only).
-enum class CollectiveAlgorithm { kRing, kDirect, kTree };
+/// kAuto is not an algorithm: the caller picks one of the others per message (CollectiveGroup
+/// does, by an alpha-beta estimate); expandCollective rejects it.
+enum class CollectiveAlgorithm { kRing, kDirect, kTree, kAuto };
 
 const char* collectiveKindName(CollectiveKind kind);
 const char* collectiveAlgorithmName(CollectiveAlgorithm algorithm);

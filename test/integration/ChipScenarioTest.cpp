@@ -12,7 +12,7 @@
 #include "test/support/TrafficGenerator.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/ProtocolChecker.h"
-#include "workloads/DecodeDriver.h"
+#include "workloads/StepDriver.h"
 
 namespace scoville {
 namespace {
@@ -85,13 +85,13 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
     }
   } totals;
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
-  workload::DecodePlan plan =
+  workload::StepPlan plan =
       workload::planDecodeStep(shippedModel("tiny-dense"), test::decodeStep(4, 512), config.chipConfig(0));
   const double flops = plan.flops;
   const double vectorOps = plan.vectorOps;
   platform::Platform platform("platform", config);
   platform.chip(0).activityBus().subscribe(totals);
-  workload::DecodeDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers,
+  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers,
                                 tlm::TimingMode::kApproximatelyTimed);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
@@ -137,11 +137,11 @@ TEST(ChipScenario, UnsupportedPrecisionGetsACommandError) {
 // Returns the step time.
 double decodeStep(int batch, int context, double maxOverBound, tlm::TimingMode mode) {
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
-  workload::DecodePlan plan =
+  workload::StepPlan plan =
       workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chipConfig(0));
   const double bound = std::max(plan.memoryBoundS(config.chipConfig(0)), plan.computeBoundS(config.chipConfig(0)));
   platform::Platform platform("platform", config);
-  workload::DecodeDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers, mode);
+  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers, mode);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();

@@ -105,12 +105,12 @@ TEST(PlatformFit, ModelThatDoesNotFitIsRefusedWithPerChipNumbers) {
 TEST(PlatformFit, ShardsPartitionTheModel) {
   const workload::ModelConfig model = shippedModel("llama-3.1-70b");
   const hw::ChipConfig chip = shippedPlatform("jalapeno").chipConfig(0);
-  const workload::DecodePlan whole = workload::planDecodeStep(model, decodeStep(4, 512), chip);
+  const workload::StepPlan whole = workload::planDecodeStep(model, decodeStep(4, 512), chip);
   EXPECT_DOUBLE_EQ(whole.weightBytes, model.weightBytes());
   double weights = 0, flops = 0, kv = 0;
   const int tp = 8;
   for (int r = 0; r < tp; ++r) {
-    const workload::DecodePlan part = workload::planDecodeStep(model, decodeStep(4, 512), chip, {tp, r});
+    const workload::StepPlan part = workload::planDecodeStep(model, decodeStep(4, 512), chip, {tp, r});
     weights += part.weightBytes;
     flops += part.flops;
     kv += part.kvBytes;
@@ -127,13 +127,13 @@ TEST(PlatformFit, ShardsPartitionTheModel) {
 TEST(PlatformFit, PipelineStagesPartitionTheLayers) {
   const workload::ModelConfig model = shippedModel("llama-3.1-70b");
   const hw::ChipConfig chip = shippedPlatform("jalapeno").chipConfig(0);
-  const workload::DecodePlan whole = workload::planDecodeStep(model, decodeStep(2, 512), chip);
+  const workload::StepPlan whole = workload::planDecodeStep(model, decodeStep(2, 512), chip);
   const int tp = 2;
   const int pp = 3;  // 80 layers: 27, 27, 26
   double weights = 0, flops = 0, kv = 0, bytes = 0;
   for (int stage = 0; stage < pp; ++stage) {
     for (int r = 0; r < tp; ++r) {
-      const workload::DecodePlan part = workload::planDecodeStep(model, decodeStep(2, 512), chip, {tp, r, pp, stage});
+      const workload::StepPlan part = workload::planDecodeStep(model, decodeStep(2, 512), chip, {tp, r, pp, stage});
       weights += part.weightBytes;
       flops += part.flops;
       kv += part.kvBytes;
@@ -165,7 +165,7 @@ TEST(PlatformScenario, PipelineStagesRunInTurn) {
       workload::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(1, 2048));
   const hw::ChipConfig& chip = config.chipConfig(0);
   double sumOfBounds = 0.0;
-  for (const workload::DecodePlan& p : plan.plans) sumOfBounds += std::max(p.memoryBoundS(chip), p.computeBoundS(chip));
+  for (const workload::StepPlan& p : plan.plans) sumOfBounds += std::max(p.memoryBoundS(chip), p.computeBoundS(chip));
   platform::Platform platform("platform", config);
   workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
   sc_core::sc_start();
@@ -263,7 +263,7 @@ TEST(PlatformScenario, TensorParallelStepPaysForItsCollectives) {
       workload::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(16, 2048));
   const hw::ChipConfig& chip = config.chipConfig(0);
   double worstBound = 0.0;
-  for (const workload::DecodePlan& p : plan.plans) {
+  for (const workload::StepPlan& p : plan.plans) {
     worstBound = std::max({worstBound, p.memoryBoundS(chip), p.computeBoundS(chip)});
   }
   platform::Platform platform("platform", config);
@@ -288,7 +288,7 @@ TEST(PlatformScenario, TensorParallelStepPaysForItsCollectives) {
 TEST(PlatformScenario, DirectAllReduceApproachesItsWireTime) {
   claimElaboration();
   platform::PlatformConfig config = shippedPlatform("jalapeno-8");
-  ASSERT_EQ(config.placement.allReduce, hw::CollectiveAlgorithm::kDirect);
+  config.placement.allReduce = hw::CollectiveAlgorithm::kDirect;  // the algorithm under test
   // tiny-dense has hidden 1024: 512 requests make 1 MiB of BF16 activations.
   workload::PlatformDecodePlan plan =
       workload::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(512, 64));
@@ -301,7 +301,7 @@ TEST(PlatformScenario, DirectAllReduceApproachesItsWireTime) {
   const double latency = 2 * link.latencyS + config.network.fabricSwitch->hopLatencyS;
   int checked = 0;
   for (std::size_t i = 0; i < runner.drivers(); ++i) {
-    const workload::DecodeDriver& driver = runner.driver(i);
+    const workload::StepDriver& driver = runner.driver(i);
     for (std::size_t op = 0; op < driver.plan().ops.size(); ++op) {
       if (driver.plan().ops[op].name != "o_proj" || driver.plan().ops[op].after.bytes != (1u << 20)) continue;
       const auto& t = driver.timings()[op];

@@ -171,9 +171,13 @@ class Schema : public SchemaBase {
     return std::move(*this);
   }
 
+  /// Non-empty text. An optional key may default to `~` (null): absent, the member stays empty.
   Schema&& text(std::string key, std::string T::*member, Need need, std::string description) && {
+    const bool mayBeEmpty = !need.isRequired && need.defaultText == "~";
     add(std::move(key), "text", std::move(need), "", std::move(description),
-        [member](T& out, const Node& n) { out.*member = readText(n); });
+        [member, mayBeEmpty](T& out, const Node& n) {
+          out.*member = mayBeEmpty && n.yaml().IsNull() ? std::string() : readText(n);
+        });
     return std::move(*this);
   }
 

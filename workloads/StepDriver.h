@@ -1,5 +1,6 @@
 #pragma once
-// Issues a DecodePlan to a chip as TLM-2.0 transactions and records when each op ran.
+// Issues StepPlans to a chip as TLM-2.0 transactions, one step after another, and records when
+// each op of the current step ran.
 //
 // Under tensor parallelism the compute stream also runs the collective that follows an op (see
 // CollectiveGroup) before it starts the next op, while the load stream keeps prefetching. Under
@@ -23,12 +24,12 @@
 #include "tlm/PayloadPool.h"
 #include "tlm/TimingMode.h"
 #include "workloads/CollectiveGroup.h"
-#include "workloads/DecodePlan.h"
 #include "workloads/PipelineLink.h"
+#include "workloads/StepPlan.h"
 
 namespace scoville::workload {
 
-class DecodeDriver : public sc_core::sc_module {
+class StepDriver : public sc_core::sc_module {
  public:
   /// Loaded tiles may queue beyond the staging buffers: tiles without operands hold none.
   static constexpr int kReadyQueueSlack = 16;
@@ -44,10 +45,12 @@ class DecodeDriver : public sc_core::sc_module {
     sc_core::sc_time collectiveEnd;  ///< end of the collective and pipeline send after the op (or computeEnd)
   };
 
-  /// stagingBuffers: SRAM buffers shared by the two streams (chip.sram.staging_buffers).
-  DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers, tlm::TimingMode mode);
-  DecodeDriver(const DecodeDriver&) = delete;
-  DecodeDriver& operator=(const DecodeDriver&) = delete;
+  /// stagingBuffers: SRAM buffers shared by the two streams (chip.sram.staging_buffers). The
+  /// driver runs `plan` from time zero; without a plan it waits for post().
+  StepDriver(const sc_core::sc_module_name& name, StepPlan plan, int stagingBuffers, tlm::TimingMode mode);
+  StepDriver(const sc_core::sc_module_name& name, int stagingBuffers, tlm::TimingMode mode);
+  StepDriver(const StepDriver&) = delete;
+  StepDriver& operator=(const StepDriver&) = delete;
 
   /// Makes this driver rank `rank` of `group`: the plan's collectives run there. Without a group
   /// the plan must have none (tp = 1).
@@ -66,11 +69,21 @@ class DecodeDriver : public sc_core::sc_module {
   PipelineLink* input() const { return m_input; }
   PipelineLink* output() const { return m_output; }
 
-  const DecodePlan& plan() const { return m_plan; }
+  /// Starts the next step now. The previous step must have finished (idle()); call from a process.
+  void post(StepPlan plan);
+  /// True when no step is running.
+  bool idle() const { return !m_running; }
+  /// Notified when a step has finished.
+  const sc_core::sc_event& stepDone() const { return m_stepDone; }
+  /// Steps finished so far.
+  uint64_t steps() const { return m_steps; }
+
+  /// The current (or last) step's plan and op timings.
+  const StepPlan& plan() const { return m_plan; }
   const std::vector<OpTiming>& timings() const { return m_timings; }
-  /// True once every op has computed.
-  bool finished() const { return m_finished; }
-  /// Time from the first load to the last compute.
+  /// True once every op of the last posted step has computed (and at least one step was posted).
+  bool finished() const { return m_steps > 0 && !m_running; }
+  /// The last step's time from its start to its last compute (and collective).
   sc_core::sc_time stepTime() const { return m_stepTime; }
   /// Non-empty when a target answered with an error response; the run is then invalid.
   const std::string& error() const { return m_error; }
@@ -78,15 +91,21 @@ class DecodeDriver : public sc_core::sc_module {
  private:
   void loadStream();
   void computeStream();
+  /// Computes the posted step's ops in order; false on an error.
+  bool runStep();
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
-             uint32_t layer, double elementOps = 0.0);
+             uint32_t layer, tlm::LlmPhase phase, double elementOps = 0.0);
 
-  DecodePlan m_plan;
+  StepPlan m_plan;
   std::vector<OpTiming> m_timings;
   sc_core::sc_fifo<std::size_t> m_ready;  // tiles loaded, in order
   sc_core::sc_semaphore m_freeBuffers;    // staging buffers not holding a tile
   tlm::PayloadPool m_pool;
-  bool m_finished = false;
+  bool m_running = false;      // a step is posted and its compute has not finished
+  bool m_loadPending = false;  // the load stream has not started the posted step
+  uint64_t m_steps = 0;
+  sc_core::sc_event m_posted;
+  sc_core::sc_event m_stepDone;
   sc_core::sc_time m_stepTime;
   std::string m_error;
   CollectiveGroup* m_group = nullptr;

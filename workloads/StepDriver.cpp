@@ -1,31 +1,46 @@
-#include "workloads/DecodeDriver.h"
+#include "workloads/StepDriver.h"
 
 #include <fmt/format.h>
+#include <stdexcept>
 
 namespace scoville::workload {
 
-DecodeDriver::DecodeDriver(const sc_core::sc_module_name& name, DecodePlan plan, int stagingBuffers,
-                           tlm::TimingMode mode)
+StepDriver::StepDriver(const sc_core::sc_module_name& name, int stagingBuffers, tlm::TimingMode mode)
     : sc_core::sc_module(name),
       loadPort("load", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
       computePort("compute", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
-      m_plan(std::move(plan)),
-      m_timings(m_plan.ops.size()),
       m_ready("ready", stagingBuffers + kReadyQueueSlack),
       m_freeBuffers("free_buffers", stagingBuffers) {
-  SC_HAS_PROCESS(DecodeDriver);
+  SC_HAS_PROCESS(StepDriver);
   SC_THREAD(loadStream);
   SC_THREAD(computeStream);
 }
 
-bool DecodeDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
-                         const tlm::GemmShape* gemm, uint32_t layer, double elementOps) {
+StepDriver::StepDriver(const sc_core::sc_module_name& name, StepPlan plan, int stagingBuffers, tlm::TimingMode mode)
+    : StepDriver(name, stagingBuffers, mode) {
+  m_plan = std::move(plan);
+  m_timings.assign(m_plan.ops.size(), OpTiming{});
+  m_running = true;
+  m_loadPending = true;
+}
+
+void StepDriver::post(StepPlan plan) {
+  if (m_running) throw std::logic_error(fmt::format("{}: a step was posted before the last one finished", name()));
+  m_plan = std::move(plan);
+  m_timings.assign(m_plan.ops.size(), OpTiming{});
+  m_running = true;
+  m_loadPending = true;
+  m_posted.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
+                       const tlm::GemmShape* gemm, uint32_t layer, tlm::LlmPhase phase, double elementOps) {
   tlm::PayloadRef payload(m_pool);
   tlm::OpExtension& op = payload.op();
   op.kind = kind;
   op.bytes = bytes;
   op.precision = m_plan.computePrecision;
-  op.phase = tlm::LlmPhase::kDecode;
+  op.phase = phase;
   op.layer = layer;
   if (gemm != nullptr) op.shape = *gemm;
   op.elementOps = elementOps;
@@ -44,40 +59,58 @@ bool DecodeDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t ad
 
 // Both streams synchronise their loosely-timed local time before touching the shared buffers,
 // so the other stream sees the right time.
-void DecodeDriver::loadStream() {
-  for (std::size_t i = 0; i < m_plan.ops.size() && m_error.empty(); ++i) {
-    const PlannedOp& op = m_plan.ops[i];
-    loadPort.sync();
-    if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
-    m_timings[i].loadStart = sc_core::sc_time_stamp();
-    for (const MemoryAccess& access : op.accesses) {
-      if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op.layer)) break;
+void StepDriver::loadStream() {
+  while (true) {
+    while (!m_loadPending) sc_core::wait(m_posted);
+    m_loadPending = false;
+    for (std::size_t i = 0; i < m_plan.ops.size() && m_error.empty(); ++i) {
+      const PlannedOp& op = m_plan.ops[i];
+      loadPort.sync();
+      if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
+      m_timings[i].loadStart = sc_core::sc_time_stamp();
+      for (const MemoryAccess& access : op.accesses) {
+        if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op.layer, op.phase)) break;
+      }
+      loadPort.sync();
+      m_timings[i].loadEnd = sc_core::sc_time_stamp();
+      m_ready.write(i);
     }
-    loadPort.sync();
-    m_timings[i].loadEnd = sc_core::sc_time_stamp();
-    m_ready.write(i);
+    if (!m_error.empty()) return;
   }
 }
 
-void DecodeDriver::computeStream() {
+void StepDriver::computeStream() {
+  while (true) {
+    while (!m_running) sc_core::wait(m_posted);
+    if (!runStep()) return;  // an error stops the driver: the run is invalid
+    m_running = false;
+    ++m_steps;
+    m_stepDone.notify(sc_core::SC_ZERO_TIME);
+  }
+}
+
+bool StepDriver::runStep() {
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
   for (std::size_t n = 0; n < m_plan.ops.size(); ++n) {
     std::size_t i = 0;
     m_ready.read(i);
-    if (!m_error.empty()) return;
+    if (!m_error.empty()) return false;
     const PlannedOp& op = m_plan.ops[i];
     if (n == 0 && m_plan.receivesFromPrevious) {
       if (m_input == nullptr) {
         m_error = "the plan waits for a previous pipeline stage but the driver has no input link";
-        return;
+        return false;
       }
       m_input->receive();
     }
     m_timings[i].computeStart = sc_core::sc_time_stamp();
     for (const tlm::GemmShape& gemm : op.gemms) {
-      if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op.layer)) return;
+      if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op.layer, op.phase)) return false;
     }
-    if (op.vectorOps > 0 && !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op.layer, op.vectorOps)) return;
+    if (op.vectorOps > 0 &&
+        !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op.layer, op.phase, op.vectorOps)) {
+      return false;
+    }
     computePort.sync();
     m_timings[i].computeEnd = sc_core::sc_time_stamp();
     if (!op.accesses.empty()) m_freeBuffers.post();
@@ -85,28 +118,28 @@ void DecodeDriver::computeStream() {
       if (m_group == nullptr) {
         m_error = fmt::format("layer {}: op {} needs a collective but the driver has no tensor-parallel group",
                               op.layer, op.name);
-        return;
+        return false;
       }
       if (!m_group->run(m_rank, op.after, op.layer)) {
         if (m_error.empty()) m_error = m_group->error();
-        return;
+        return false;
       }
     }
     if (op.sendNext > 0) {
       if (m_output == nullptr) {
         m_error = fmt::format("layer {}: op {} sends to the next pipeline stage but the driver has no output link",
                               op.layer, op.name);
-        return;
+        return false;
       }
       if (!m_output->send(op.sendNext, op.layer)) {
         m_error = m_output->error();
-        return;
+        return false;
       }
     }
     m_timings[i].collectiveEnd = sc_core::sc_time_stamp();
   }
   m_stepTime = sc_core::sc_time_stamp() - begin;
-  m_finished = true;
+  return true;
 }
 
 }  // namespace scoville::workload

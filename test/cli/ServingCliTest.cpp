@@ -1,0 +1,230 @@
+// Serving runs end to end, through the scoville executable: InferenceX metrics, determinism,
+// the cost of tensor parallelism, routing imbalance, KV-cache preemption, load models, and bad
+// serving input. Small models and short requests keep each run well under a second.
+#include <gtest/gtest.h>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test/support/Shipped.h"
+#include "test/support/Subprocess.h"
+#include "tlm/config/Loader.h"
+
+namespace scoville::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+class ServingCliTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+
+  /// Runs the inferencex-8k1k scenario shrunk by `sets` into `name`/; returns its results.
+  Json serve(const std::string& name, std::vector<std::string> args) {
+    std::vector<std::string> full{"run", "-q", "-s", "inferencex-8k1k", "--out", dir.file(name)};
+    full.insert(full.end(), args.begin(), args.end());
+    const ProcessResult r = runScoville(full);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    if (r.exitCode != 0) return Json::object();
+    const Json report = Json::parse(readFile(dir.file(name + "/report.json")));
+    EXPECT_EQ(report["results"]["roofline_check"]["violations"], 0) << "a step beat a chip's roofline";
+    EXPECT_GE(report["results"]["roofline_check"]["tightest_step_time_over_bound"].get<double>(), 1.0);
+    return report["results"];
+  }
+
+  /// A small closed-loop load: `users` users, `measured` measured requests of fixed lengths.
+  static std::vector<std::string> smallLoad(int users, int measured, int input, int output) {
+    return {"--set", "scenario.load.concurrency=" + std::to_string(users),
+            "--set", "scenario.requests=" + std::to_string(measured),
+            "--set", "scenario.input_tokens=" + std::to_string(input),
+            "--set", "scenario.output_tokens=" + std::to_string(output),
+            "--set", "scenario.random_range_ratio=1"};
+  }
+
+  static std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+
+  /// Writes a scenario file into the temp dir and returns its path.
+  std::string scenarioFile(const std::string& name, const std::string& text) {
+    const std::string path = dir.file(name);
+    writeFile(path, text);
+    return path;
+  }
+};
+
+TEST_F(ServingCliTest, ReportsInferenceXMetricsAndIsDeterministic) {
+  const auto args = join({"-m", "tiny-dense", "--seed", "3"}, smallLoad(4, 8, 512, 32));
+  const Json r = serve("a", args);
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r["kind"], "serving");
+  EXPECT_EQ(r["load"]["measured_requests"], 8);
+  EXPECT_EQ(r["load"]["warmup_requests"], 4) << "closed loop: the first `concurrency` requests warm up";
+  const Json& ix = r["metrics"]["inferencex"];
+  for (const char* key : {"median_ttft", "p99_ttft", "median_tpot", "p99_tpot", "median_e2el", "median_intvty",
+                          "tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu", "tput_per_kw"}) {
+    ASSERT_TRUE(ix.contains(key)) << key;
+    EXPECT_TRUE(std::isfinite(ix[key].get<double>())) << key;
+    EXPECT_GT(ix[key].get<double>(), 0.0) << key;
+  }
+  EXPECT_NEAR(ix["median_intvty"].get<double>() * ix["median_tpot"].get<double>(), 1.0, 1e-9);
+  // Every request decodes output_tokens - 1 steps after its first token: E2EL = TTFT + that.
+  EXPECT_GT(ix["median_e2el"].get<double>(), ix["median_ttft"].get<double>() + 30 * ix["median_tpot"].get<double>());
+  EXPECT_LE(ix["output_tput_per_gpu"].get<double>(), ix["tput_per_gpu"].get<double>());
+  EXPECT_EQ(r["preemptions"], 0);
+
+  const std::string first = readFile(dir.file("a/report.json"));
+  serve("b", args);
+  EXPECT_EQ(readFile(dir.file("b/report.json")), first) << "same inputs and seed: byte-identical report";
+  // A range of lengths drawn from another seed changes the run.
+  serve("c", join({"-m", "tiny-dense", "--seed", "4", "--set", "scenario.random_range_ratio=0.5"},
+                  {"--set", "scenario.load.concurrency=4", "--set", "scenario.requests=8", "--set",
+                   "scenario.input_tokens=512", "--set", "scenario.output_tokens=32"}));
+  serve("d", join({"-m", "tiny-dense", "--seed", "5", "--set", "scenario.random_range_ratio=0.5"},
+                  {"--set", "scenario.load.concurrency=4", "--set", "scenario.requests=8", "--set",
+                   "scenario.input_tokens=512", "--set", "scenario.output_tokens=32"}));
+  EXPECT_NE(readFile(dir.file("c/report.json")), readFile(dir.file("d/report.json")));
+}
+
+TEST_F(ServingCliTest, TimeToFirstTokenNeverBeatsThePromptsFlops) {
+  const Json r = serve("a", join({"-m", "tiny-dense"}, smallLoad(1, 2, 4096, 4)));
+  ASSERT_FALSE(r.empty());
+  // The prompt's GEMMs alone: 2 FLOPs per weight (embedding excluded) per token, at peak.
+  const workload::ModelConfig model = shippedModel("tiny-dense");
+  const platform::PlatformConfig platform = shippedPlatform("jalapeno");
+  const double flops = 2.0 * static_cast<double>(model.totalParams() - model.embeddingParams()) * 4096;
+  const double bound = flops / platform.chipConfig(0).tensorCore.peakFlops(model.computePrecision);
+  EXPECT_GT(r["metrics"]["inferencex"]["median_ttft"].get<double>(), bound);
+}
+
+TEST_F(ServingCliTest, TensorParallelismPaysForItsAllReduces) {
+  const auto load = smallLoad(1, 2, 256, 64);
+  const Json one = serve("tp1", join({"-m", "tiny-dense", "-p", "jalapeno-8", "--set", "platform.chips[0].count=2",
+                                      "--set", "platform.placement.tp=1", "--set", "platform.placement.dp=2"},
+                                     load));
+  const Json two = serve("tp2", join({"-m", "tiny-dense", "-p", "jalapeno-8", "--set", "platform.chips[0].count=2",
+                                      "--set", "platform.placement.tp=2", "--set", "platform.placement.dp=1"},
+                                     load));
+  ASSERT_FALSE(one.empty());
+  ASSERT_FALSE(two.empty());
+  EXPECT_EQ(one["replicas"][0]["collective_bytes"], 0.0);
+  EXPECT_GT(two["replicas"][0]["collective_bytes"].get<double>(), 0.0);
+  const double tpot1 = one["metrics"]["inferencex"]["median_tpot"].get<double>();
+  const double tpot2 = two["metrics"]["inferencex"]["median_tpot"].get<double>();
+  // Half the weights per chip, but every layer's all-reduces are on the critical path.
+  EXPECT_LT(tpot2, tpot1);
+  EXPECT_GT(tpot2, 0.55 * tpot1);
+}
+
+TEST_F(ServingCliTest, SkewedRoutingIsSlowerThanUniformUnderExpertParallelism) {
+  // Two chips holding eight whole experts each; long prompts make the expert GEMMs the work.
+  const std::vector<std::string> ep{"-m",    "tiny-moe",
+                                    "-p",    "jalapeno-8",
+                                    "--set", "platform.chips[0].count=2",
+                                    "--set", "platform.placement.tp=2",
+                                    "--set", "platform.placement.ep=2"};
+  const auto load = smallLoad(2, 2, 8192, 4);
+  const Json uniform = serve("uniform", join(ep, load));
+  const Json skewed = serve("skewed", join(join(ep, load), {"--set", "scenario.routing.impl=skewed", "--set",
+                                                            "scenario.routing.zipf_exponent=1.5"}));
+  ASSERT_FALSE(uniform.empty());
+  ASSERT_FALSE(skewed.empty());
+  EXPECT_GT(skewed["moe_routing"]["mean_max_over_mean_tokens_per_expert"].get<double>(),
+            1.5 * uniform["moe_routing"]["mean_max_over_mean_tokens_per_expert"].get<double>());
+  EXPECT_GT(skewed["moe_routing"]["mean_max_over_mean_tokens_per_chip"].get<double>(),
+            uniform["moe_routing"]["mean_max_over_mean_tokens_per_chip"].get<double>());
+  EXPECT_GT(skewed["metrics"]["inferencex"]["median_ttft"].get<double>(),
+            uniform["metrics"]["inferencex"]["median_ttft"].get<double>());
+}
+
+TEST_F(ServingCliTest, FullKvCachePreemptsAndEveryRequestStillCompletes) {
+  const auto load = smallLoad(4, 8, 512, 256);
+  const Json roomy = serve("roomy", join({"-m", "tiny-dense"}, load));
+  ASSERT_FALSE(roomy.empty());
+  // Room for the four prompts (4 x 512 tokens) but not for all four answers on top.
+  const double weights = roomy["chips"][0]["weight_bytes"].get<double>();
+  const workload::ModelConfig model = shippedModel("tiny-dense");
+  const double perToken = model.kvBytesPerTokenPerLayer() * model.layers;
+  const double hbm = std::ceil((weights + 4096 + 4 * 640 * perToken) / 1e6);  // MB, above the prompts' need
+  const Json tight =
+      serve("tight", join(join({"-m", "tiny-dense"}, load),
+                          {"--set", "platform.chip_types[0].hbm.capacity=" + std::to_string(hbm) + " MB"}));
+  ASSERT_FALSE(tight.empty());
+  EXPECT_GT(tight["preemptions"].get<int>(), 0);
+  EXPECT_EQ(tight["metrics"]["ttft_s"]["count"], 8) << "every measured request completed";
+  EXPECT_GT(tight["replicas"][0]["kv_cache"]["peak_fraction"].get<double>(), 0.9);
+  EXPECT_EQ(roomy["preemptions"], 0);
+}
+
+TEST_F(ServingCliTest, PoissonAndTraceLoadsAndMultiTurnConversations) {
+  const Json poisson = serve(
+      "poisson", {"-m", "tiny-dense", "--set", "scenario.load={impl: poisson, rate_per_s: 2000}", "--set",
+                  "scenario.requests=6", "--set", "scenario.input_tokens=256", "--set", "scenario.output_tokens=16"});
+  ASSERT_FALSE(poisson.empty());
+  EXPECT_EQ(poisson["load"]["impl"], "poisson");
+  EXPECT_EQ(poisson["load"]["warmup_requests"], 0);
+
+  writeFile(dir.file("arrivals.csv"),
+            "# three requests\narrival_s,input_tokens,output_tokens\n0,128,8\n0.001,256,8\n0.002,64,8\n");
+  const std::string traced =
+      scenarioFile("traced.yaml",
+                   "name: traced\ndescription: replayed\nkind: serving\nload: {impl: trace, file: arrivals.csv}\n"
+                   "input_tokens: 256\noutput_tokens: 8\nrequests: 3\n");
+  const ProcessResult r = runScoville({"run", "-q", "-m", "tiny-dense", "-s", traced, "--out", dir.file("trace")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const Json trace = Json::parse(readFile(dir.file("trace/report.json")))["results"];
+  EXPECT_EQ(trace["load"]["sent_requests"], 3);
+  EXPECT_EQ(trace["metrics"]["ttft_s"]["count"], 3);
+
+  // Conversations of three turns: later prompts carry the earlier turns, so prefill takes longer.
+  const auto load = smallLoad(2, 6, 512, 64);
+  const Json single = serve("single", join({"-m", "tiny-dense"}, load));
+  const Json turns = serve("turns", join(join({"-m", "tiny-dense"}, load), {"--set", "scenario.multi_turn.turns=3"}));
+  ASSERT_FALSE(turns.empty());
+  EXPECT_EQ(turns["load"]["turns"], 3);
+  EXPECT_GT(turns["replicas"][0]["prefill_tokens"].get<double>(),
+            1.5 * single["replicas"][0]["prefill_tokens"].get<double>());
+}
+
+TEST_F(ServingCliTest, BadServingInputIsRejectedWithTheKeyAndNoReport) {
+  const auto expectError = [&](std::vector<std::string> args, const std::string& errorClass,
+                               const std::vector<std::string>& mentions) {
+    args.insert(args.begin(), "run");
+    args.insert(args.end(), {"--out", dir.file("bad")});
+    const ProcessResult r = runScoville(args);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("error[" + errorClass + "]"), std::string::npos) << r.err;
+    for (const std::string& m : mentions) EXPECT_NE(r.err.find(m), std::string::npos) << m << " not in: " << r.err;
+    EXPECT_FALSE(fs::exists(dir.file("bad/report.json")));
+  };
+  const std::string misspelled =
+      scenarioFile("typo.yaml",
+                   "name: t\ndescription: t\nkind: serving\nload: {impl: closed_loop, concurency: 4}\n"
+                   "input_tokens: 8\noutput_tokens: 8\nrequests: 1\n");
+  expectError({"-m", "tiny-dense", "-s", misspelled}, "unknown-key", {misspelled + ":4", "did you mean 'concurrency'"});
+  const std::string stepKey = scenarioFile(
+      "mixed.yaml",
+      "name: t\ndescription: t\nkind: serving\nbatch: 4\ninput_tokens: 8\noutput_tokens: 8\nrequests: 1\n");
+  expectError({"-m", "tiny-dense", "-s", stepKey}, "invalid-config", {"batch", "decode_step key"});
+  const std::string missingTrace =
+      scenarioFile("trace.yaml",
+                   "name: t\ndescription: t\nkind: serving\nload: {impl: trace, file: nowhere.csv}\n"
+                   "input_tokens: 8\noutput_tokens: 8\nrequests: 1\n");
+  expectError({"-m", "tiny-dense", "-s", missingTrace}, "file-not-found", {"nowhere.csv"});
+  writeFile(dir.file("two.csv"), "arrival_s,input_tokens,output_tokens\n0,8,8\n0.5,8,8\n");
+  const std::string shortTrace =
+      scenarioFile("short.yaml",
+                   "name: t\ndescription: t\nkind: serving\nload: {impl: trace, file: two.csv}\n"
+                   "input_tokens: 8\noutput_tokens: 8\nrequests: 3\n");
+  expectError({"-m", "tiny-dense", "-s", shortTrace}, "invalid-config", {"two.csv", "holds 2 requests"});
+  // A prompt longer than the whole KV cache can never be served.
+  expectError({"-m", "tiny-dense", "-s", "inferencex-8k1k", "--set", "platform.chip_types[0].hbm.capacity=270 MB"},
+              "does-not-fit", {"KV cache holds", "longest request needs"});
+  expectError({"-m", "tiny-dense", "-s", "inferencex-8k1k", "--set", "platform.placement.kv_cache.preemption=swap"},
+              "invalid-config", {"swap"});
+}
+
+}  // namespace
+}  // namespace scoville::test

@@ -1,0 +1,886 @@
+// The serving scheduler (continuous batching, chunked prefill, KV admission and preemption) and
+// the load generator (closed loop, multi-turn, Poisson, trace replay). Pure logic, no SystemC.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hw/kv/KvBlockAllocator.h"
+#include "hw/kv/KvCacheConfig.h"
+#include "hw/kv/KvPlacementPolicy.h"
+#include "tlm/config/ConfigError.h"
+#include "workloads/LoadGenerator.h"
+#include "workloads/Random.h"
+#include "workloads/ScenarioConfig.h"
+#include "workloads/ServingScheduler.h"
+
+namespace scoville::workload {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// ServingScheduler
+
+constexpr uint64_t kBlockTokens = 16;
+constexpr hw::KvModelShape kShape{2, 64};  // 2 layers, 64 B per token per layer
+constexpr uint64_t kBlockBytes = kBlockTokens * kShape.bytesPerTokenPerLayer * kShape.layers;  // 2 KiB
+
+/// A local-HBM-only cache of `blocks` blocks of 16 tokens, recompute on preemption.
+std::unique_ptr<hw::KvBlockAllocator> cacheOf(uint64_t blocks) {
+  hw::KvCacheConfig c;
+  c.blockTokens = static_cast<int>(kBlockTokens);
+  c.placement = "local_first";
+  c.preemption = hw::KvPreemption::kRecompute;
+  hw::KvTierCapacities capacities;
+  capacities.localHbmBytes = blocks * kBlockBytes;
+  return std::make_unique<hw::KvBlockAllocator>(c, kShape, capacities, hw::makeKvPlacementPolicy(c.placement));
+}
+
+/// Limits without an admission watermark: the hand-built cases fill the cache to the last block
+/// (ServingScheduler.AdmissionLeavesTheWatermarkFree tests the watermark).
+SchedulerConfig limits(int maxBatch, int maxTokensPerStep, int prefillChunk, double watermark = 0.0) {
+  SchedulerConfig c;
+  c.maxBatch = maxBatch;
+  c.maxTokensPerStep = maxTokensPerStep;
+  c.prefillChunk = prefillChunk;
+  c.kvWatermark = watermark;
+  return c;
+}
+
+uint64_t usedBlocks(const ServingScheduler& s) {
+  uint64_t used = 0;
+  for (hw::KvTier tier : hw::kKvTiers) used += s.kv().usedBlocks(tier);
+  return used;
+}
+
+/// What one step of the scheduler fed, in a form that compares and prints well.
+struct Fed {
+  uint64_t request;
+  uint64_t context;
+  uint64_t tokens;
+  bool samples;
+  bool operator==(const Fed& o) const {
+    return request == o.request && context == o.context && tokens == o.tokens && samples == o.samples;
+  }
+};
+std::ostream& operator<<(std::ostream& os, const Fed& f) {
+  return os << "{req " << f.request << ", ctx " << f.context << ", tokens " << f.tokens << ", samples " << f.samples
+            << "}";
+}
+
+std::vector<Fed> fed(const StepBatch& batch) {
+  std::vector<Fed> out;
+  for (const StepSequence& s : batch.sequences) out.push_back(Fed{s.request, s.context, s.tokens, s.samples});
+  return out;
+}
+
+struct Outcome {
+  uint64_t request;
+  bool produced;
+  bool finished;
+  bool operator==(const Outcome& o) const {
+    return request == o.request && produced == o.produced && finished == o.finished;
+  }
+};
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << "{req " << o.request << ", produced " << o.produced << ", finished " << o.finished << "}";
+}
+
+std::vector<Outcome> outcomes(const std::vector<StepOutcome>& in) {
+  std::vector<Outcome> out;
+  for (const StepOutcome& o : in) out.push_back(Outcome{o.request, o.producedToken, o.finished});
+  return out;
+}
+
+/// Result of driving a scheduler until it is idle.
+struct Driven {
+  std::map<uint64_t, uint64_t> produced;  ///< output tokens produced per request
+  std::set<uint64_t> finished;
+  uint64_t steps = 0;
+};
+
+/// Drives next()/complete() until !busy(), checking every contract of each step on the way:
+/// limits, sequence order, context = tokens computed so far (0 again after a preemption), which
+/// steps sample, that every decoding request is in each step the limits allow, and that each
+/// request finishes exactly on its last output token.
+Driven drive(ServingScheduler& s, const SchedulerConfig& config, const std::vector<ServingRequest>& requests,
+             uint64_t maxSteps = 200000) {
+  Driven d;
+  std::map<uint64_t, ServingRequest> byId;
+  for (const ServingRequest& r : requests) byId[r.id] = r;
+  std::map<uint64_t, uint64_t> kvAfter;     // tokens computed into its cache by the steps so far
+  std::map<uint64_t, int> preemptionsSeen;  // preemptionsOf() when it last ran
+  std::set<uint64_t> decoding;              // requests whose next step must be a decode
+  std::set<uint64_t> broken;                // requests already reported
+  while (s.busy()) {
+    if (d.steps >= maxSteps) {
+      ADD_FAILURE() << "scheduler still busy after " << maxSteps << " steps";
+      break;
+    }
+    const StepBatch batch = s.next();
+    ++d.steps;
+    SCOPED_TRACE(testing::Message() << "step " << d.steps);
+    EXPECT_FALSE(batch.sequences.empty()) << "busy but nothing to run";
+    EXPECT_LE(batch.sequences.size(), static_cast<std::size_t>(config.maxBatch));
+    EXPECT_LE(batch.tokens(), static_cast<uint64_t>(config.maxTokensPerStep));
+    if (s.ids().size() != batch.sequences.size()) {
+      ADD_FAILURE() << "ids() has " << s.ids().size() << " entries for " << batch.sequences.size() << " sequences";
+      return d;
+    }
+
+    // Requests preempted by this next() left the decoding set.
+    for (auto it = decoding.begin(); it != decoding.end();) {
+      it = s.preemptionsOf(*it) > preemptionsSeen[*it] ? decoding.erase(it) : std::next(it);
+    }
+    std::set<uint64_t> inStep;
+    for (std::size_t i = 0; i < batch.sequences.size(); ++i) {
+      const StepSequence& q = batch.sequences[i];
+      const uint64_t id = q.request;
+      EXPECT_EQ(s.ids()[i], id);
+      if (byId.count(id) != 1) {
+        ADD_FAILURE() << "unknown request " << id;
+        return d;
+      }
+      EXPECT_TRUE(inStep.insert(id).second) << "request " << id << " twice in one step";
+      EXPECT_EQ(d.finished.count(id), 0u) << "request " << id << " runs after it finished";
+      EXPECT_GE(q.tokens, 1u);
+      const int preemptions = s.preemptionsOf(id);
+      const bool restarted = preemptions > preemptionsSeen[id];
+      preemptionsSeen[id] = preemptions;
+      const ServingRequest& r = byId[id];
+      const uint64_t made = d.produced[id];
+      // The first prefill samples at the end of the prompt; a recompute re-runs the prompt and all
+      // tokens fed so far (every output but the newest) and does not sample.
+      const uint64_t target = made == 0 ? r.inputTokens : r.inputTokens + made - 1;
+      std::string problem;
+      if (restarted && q.context != 0) {
+        problem = "does not recompute from an empty cache after its preemption";
+      } else if (!restarted && q.context != kvAfter[id]) {
+        problem = "context is not the tokens its earlier steps computed (" + std::to_string(kvAfter[id]) + ")";
+      } else if (decoding.count(id) != 0 && (q.tokens != 1 || !q.samples)) {
+        problem = "a decoding request feeds one token and samples";
+      } else if (decoding.count(id) == 0 && q.tokens > static_cast<uint64_t>(config.prefillChunk)) {
+        problem = "prompt chunk larger than prefill_chunk";
+      } else if (decoding.count(id) == 0 && q.context + q.tokens > target) {
+        problem = "prefill past its target of " + std::to_string(target) + " tokens";
+      } else if (decoding.count(id) == 0 && made > 0 && q.samples) {
+        problem = "decodes before its recompute restored all " + std::to_string(target) + " tokens it held";
+      } else if (decoding.count(id) == 0 && q.samples != (made == 0 && q.context + q.tokens == target)) {
+        problem = "samples must be set exactly on the last chunk of its first prefill (target " +
+                  std::to_string(target) + ")";
+      }
+      // Reported once per request: later steps of a request that went wrong would repeat it.
+      if (!problem.empty() && broken.insert(id).second) {
+        ADD_FAILURE() << "request " << id << " (prompt " << r.inputTokens << ", " << made << " of " << r.outputTokens
+                      << " produced, " << preemptions << " preemptions) fed " << q.tokens << " tokens after "
+                      << q.context << ": " << problem;
+      }
+    }
+    // Every decoding request feeds its token when the limits leave room for all of them.
+    if (decoding.size() <= static_cast<std::size_t>(std::min(config.maxBatch, config.maxTokensPerStep))) {
+      for (uint64_t id : decoding) EXPECT_EQ(inStep.count(id), 1u) << "decoding request " << id << " skipped";
+    }
+
+    const std::vector<StepOutcome> done = s.complete();
+    EXPECT_TRUE(s.ids().empty());
+    if (done.size() != batch.sequences.size()) {
+      ADD_FAILURE() << "complete() returned " << done.size() << " outcomes for " << batch.sequences.size()
+                    << " sequences";
+      return d;
+    }
+    for (std::size_t i = 0; i < done.size(); ++i) {
+      const StepSequence& q = batch.sequences[i];
+      const StepOutcome& o = done[i];
+      const uint64_t id = q.request;
+      EXPECT_EQ(o.request, id);
+      EXPECT_EQ(o.producedToken, q.samples) << "request " << id << ": a sampling step produces one token";
+      EXPECT_EQ(o.preemptions, preemptionsSeen[id]) << "request " << id;
+      kvAfter[id] = q.context + q.tokens;
+      if (o.producedToken) ++d.produced[id];
+      const uint64_t made = d.produced[id];
+      const ServingRequest& r = byId[id];
+      EXPECT_EQ(o.finished, made == r.outputTokens) << "request " << id << " after " << made << " tokens";
+      if (o.finished) {
+        d.finished.insert(id);
+        decoding.erase(id);
+      } else if (made > 0 && kvAfter[id] == r.inputTokens + made - 1) {
+        decoding.insert(id);
+      }
+    }
+  }
+  return d;
+}
+
+TEST(ServingScheduler, StepHoldsEveryDecodePlusPromptChunksWithinTheTokenBudgetAndBatch) {
+  // Budget 100 tokens, 3 sequences, chunks of at most 64 tokens.
+  const SchedulerConfig c = limits(3, 100, 64);
+  ServingScheduler s(c, cacheOf(100));
+  for (const ServingRequest& r :
+       {ServingRequest{1, 10, 3}, ServingRequest{2, 150, 2}, ServingRequest{3, 30, 1}, ServingRequest{4, 5, 1}}) {
+    s.submit(r);
+  }
+  EXPECT_TRUE(s.busy());
+  EXPECT_EQ(s.waiting(), 4u);
+
+  // 1: three admitted (the batch limit): 10 + 64 + 26 = 100 tokens; request 4 waits.
+  StepBatch b = s.next();
+  EXPECT_EQ(fed(b), (std::vector<Fed>{{1, 0, 10, true}, {2, 0, 64, false}, {3, 0, 26, false}}));
+  EXPECT_EQ(s.ids(), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(s.running(), 3u);
+  EXPECT_EQ(s.waiting(), 1u);
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{1, true, false}, {2, false, false}, {3, false, false}}));
+
+  // 2: the decode of 1 first, then the prompts in progress: 2 takes a whole chunk, 3 its last 4.
+  b = s.next();
+  EXPECT_EQ(fed(b), (std::vector<Fed>{{1, 10, 1, true}, {2, 64, 64, false}, {3, 26, 4, true}}));
+  EXPECT_EQ(s.kv().tokens(1), 11u) << "a decode's KV grows by its token when the step is composed";
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{1, true, false}, {2, false, false}, {3, true, true}}));
+  EXPECT_EQ(s.running(), 2u);
+
+  // 3: 1 decodes its last token, 2 finishes its prompt (and samples), 4 is admitted whole.
+  b = s.next();
+  EXPECT_EQ(fed(b), (std::vector<Fed>{{1, 11, 1, true}, {2, 128, 22, true}, {4, 0, 5, true}}));
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{1, true, true}, {2, true, false}, {4, true, true}}));
+
+  // 4: 2 decodes its second and last token.
+  b = s.next();
+  EXPECT_EQ(fed(b), (std::vector<Fed>{{2, 150, 1, true}}));
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{2, true, true}}));
+  EXPECT_FALSE(s.busy());
+  EXPECT_EQ(usedBlocks(s), 0u);
+  EXPECT_TRUE(s.next().sequences.empty()) << "nothing left to run";
+  EXPECT_TRUE(s.complete().empty());
+}
+
+TEST(ServingScheduler, LongPromptRunsInPrefillChunksAndOnlyItsLastChunkSamples) {
+  const SchedulerConfig c = limits(256, 8192, 256);
+  ServingScheduler s(c, cacheOf(200));
+  s.submit(ServingRequest{7, 1000, 3});
+  const std::vector<Fed> expected = {{7, 0, 256, false},  {7, 256, 256, false}, {7, 512, 256, false},
+                                     {7, 768, 232, true}, {7, 1000, 1, true},   {7, 1001, 1, true}};
+  const std::vector<Outcome> expectedOutcomes = {{7, false, false}, {7, false, false}, {7, false, false},
+                                                 {7, true, false},  {7, true, false},  {7, true, true}};
+  for (std::size_t step = 0; step < expected.size(); ++step) {
+    SCOPED_TRACE(step);
+    ASSERT_TRUE(s.busy());
+    EXPECT_EQ(fed(s.next()), std::vector<Fed>{expected[step]});
+    EXPECT_EQ(outcomes(s.complete()), std::vector<Outcome>{expectedOutcomes[step]});
+  }
+  EXPECT_FALSE(s.busy());
+  EXPECT_EQ(usedBlocks(s), 0u);
+}
+
+TEST(ServingScheduler, RequestFinishesAfterExactlyItsOutputTokensAndFreesItsBlocks) {
+  for (uint64_t outputTokens : {1u, 2u, 17u, 100u}) {
+    SCOPED_TRACE(outputTokens);
+    const SchedulerConfig c = limits(8, 512, 64);
+    ServingScheduler s(c, cacheOf(64));
+    const std::vector<ServingRequest> requests = {{1, 100, outputTokens}, {2, 33, outputTokens + 3}};
+    for (const ServingRequest& r : requests) s.submit(r);
+    const Driven d = drive(s, c, requests);
+    EXPECT_EQ(d.produced.at(1), outputTokens);
+    EXPECT_EQ(d.produced.at(2), outputTokens + 3);
+    EXPECT_EQ(d.finished, (std::set<uint64_t>{1, 2}));
+    EXPECT_EQ(s.preemptions(), 0u);
+    EXPECT_EQ(usedBlocks(s), 0u);
+    EXPECT_EQ(s.running(), 0u);
+    EXPECT_EQ(s.waiting(), 0u);
+    // Request 2's prompt (33 tokens) samples in step 1 and each later step adds one of its tokens.
+    EXPECT_EQ(d.steps, outputTokens + 3);
+  }
+}
+
+TEST(ServingScheduler, AdmissionIsFifoAndARequestThatDoesNotFitWaitsWithoutBeingOvertaken) {
+  // 10 blocks = 160 tokens. A holds 7 blocks for its prompt and grows to 10; B (5 blocks) does not
+  // fit beside it, and C (1 block) would, but must not overtake B.
+  const SchedulerConfig c = limits(256, 8192, 8192);
+  ServingScheduler s(c, cacheOf(10));
+  const uint64_t kA = 1, kB = 2, kC = 3;
+  s.submit(ServingRequest{kA, 100, 50});
+  s.submit(ServingRequest{kB, 80, 1});
+  s.submit(ServingRequest{kC, 16, 1});
+  uint64_t produced = 0;
+  while (produced < 50) {
+    EXPECT_EQ(fed(s.next()),
+              (std::vector<Fed>{{kA, produced == 0 ? 0 : 100 + produced - 1, produced == 0 ? 100u : 1u, true}}))
+        << "after " << produced << " tokens of A";
+    EXPECT_EQ(s.waiting(), 2u);
+    const std::vector<StepOutcome> out = s.complete();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].producedToken);
+    ++produced;
+    EXPECT_EQ(out[0].finished, produced == 50);
+  }
+  EXPECT_EQ(usedBlocks(s), 0u) << "A's blocks are freed when it finishes";
+  // Now both fit, admitted in arrival order.
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kB, 0, 80, true}, {kC, 0, 16, true}}));
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{kB, true, true}, {kC, true, true}}));
+  EXPECT_FALSE(s.busy());
+  EXPECT_EQ(s.preemptions(), 0u);
+}
+
+TEST(ServingScheduler, DecodeGrowthPreemptsTheNewestRequestWhichRecomputesWithoutResampling) {
+  // 4 blocks = 64 tokens; A and B each grow to 55 tokens (4 blocks): they cannot both stay.
+  const SchedulerConfig c = limits(256, 8192, 8192);
+  ServingScheduler s(c, cacheOf(4));
+  const uint64_t kA = 1, kB = 2;
+  s.submit(ServingRequest{kA, 16, 40});
+  s.submit(ServingRequest{kB, 16, 40});
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kA, 0, 16, true}, {kB, 0, 16, true}}));
+  s.complete();
+  // Steps 2..17: both decode; at step 18 A's 33rd token needs a third block and B is preempted.
+  for (uint64_t step = 2; step <= 17; ++step) {
+    EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kA, 14 + step, 1, true}, {kB, 14 + step, 1, true}})) << step;
+    s.complete();
+  }
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kA, 32, 1, true}}));
+  EXPECT_EQ(s.preemptions(), 1u);
+  EXPECT_EQ(s.preemptionsOf(kB), 1);
+  EXPECT_EQ(s.preemptionsOf(kA), 0);
+  EXPECT_EQ(s.waiting(), 1u) << "B waits: its 32 tokens need 2 blocks, 1 is free";
+  EXPECT_FALSE(s.kv().isResident(kB));
+  s.complete();
+  // A runs to its end (step 40) alone.
+  for (uint64_t step = 19; step <= 40; ++step) {
+    EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kA, 14 + step, 1, true}})) << step;
+    const std::vector<StepOutcome> out = s.complete();
+    EXPECT_EQ(out.at(0).finished, step == 40);
+  }
+  // B re-runs its prompt and the 16 tokens it had fed (17 produced, the newest not yet fed),
+  // without producing a token, then decodes its remaining 23 tokens.
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kB, 0, 32, false}}));
+  std::vector<StepOutcome> out = s.complete();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].producedToken);
+  EXPECT_EQ(out[0].preemptions, 1);
+  uint64_t produced = 17;
+  while (s.busy()) {
+    EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kB, 16 + produced - 1, 1, true}}));
+    out = s.complete();
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].producedToken);
+    ++produced;
+    EXPECT_EQ(out[0].finished, produced == 40);
+    ASSERT_LE(produced, 40u);
+  }
+  EXPECT_EQ(produced, 40u);
+  EXPECT_EQ(usedBlocks(s), 0u);
+}
+
+TEST(ServingScheduler, AdmissionLeavesTheWatermarkFree) {
+  // 4 blocks, watermark 25% = 1 block. A (2 blocks of prompt, growing to 3) runs; B (2 blocks)
+  // would take the last free blocks and leave A none to grow into, so it waits until A finished.
+  ServingScheduler s(limits(256, 8192, 64, 0.25), cacheOf(4));
+  s.submit(ServingRequest{1, 32, 16});
+  s.submit(ServingRequest{2, 32, 2});
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{1, 0, 32, true}}));
+  s.complete();
+  for (int step = 0; step < 15; ++step) {
+    for (const Fed& f : fed(s.next())) EXPECT_EQ(f.request, 1u) << "B admitted into A's headroom";
+    s.complete();
+  }
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{2, 0, 32, true}}));
+  EXPECT_EQ(s.preemptions(), 0u);
+  // Without a watermark B is admitted at once, and A's growth preempts it.
+  ServingScheduler tight(limits(256, 8192, 64, 0.0), cacheOf(4));
+  tight.submit(ServingRequest{1, 32, 16});
+  tight.submit(ServingRequest{2, 32, 2});
+  EXPECT_EQ(fed(tight.next()).size(), 2u);
+  tight.complete();
+  tight.next();
+  EXPECT_EQ(tight.preemptions(), 1u);
+}
+
+TEST(ServingScheduler, RequestPreemptedBeforeSamplingRerunsItsPromptAndSamplesAtItsEnd) {
+  // 3 blocks. A (16 prompt tokens, 1 block) and B (32, 2 blocks) are both admitted at once; A's
+  // first decode needs a block, and B, the newest, is preempted mid-prompt.
+  const SchedulerConfig c = limits(256, 8192, 16);
+  ServingScheduler s(c, cacheOf(3));
+  const uint64_t kA = 1, kB = 2;
+  s.submit(ServingRequest{kA, 16, 30});
+  s.submit(ServingRequest{kB, 32, 2});
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kA, 0, 16, true}, {kB, 0, 16, false}}));
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{kA, true, false}, {kB, false, false}}));
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kA, 16, 1, true}}));
+  EXPECT_EQ(s.preemptionsOf(kB), 1);
+  s.complete();
+  for (uint64_t step = 3; step <= 30; ++step) {
+    EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kA, 14 + step, 1, true}})) << step;
+    EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{kA, true, step == 30}}));
+  }
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kB, 0, 16, false}}));
+  s.complete();
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kB, 16, 16, true}}));
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{kB, true, false}}));
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{kB, 32, 1, true}}));
+  EXPECT_EQ(outcomes(s.complete()), (std::vector<Outcome>{{kB, true, true}}));
+  EXPECT_FALSE(s.busy());
+  EXPECT_EQ(s.preemptions(), 1u);
+}
+
+TEST(ServingScheduler, RequestPreemptedAgainDuringItsRecomputeStillRecomputesItsWholeContext) {
+  // 3 blocks, chunks of 2. B (prompt 12) produces 5 tokens, so it holds 12 + 5 - 1 = 16 tokens,
+  // then is preempted repeatedly: by its own growth, and finally by C's growth while B is part-way
+  // through recomputing those 16 tokens. Whenever it resumes decoding, its context must be 16.
+  const SchedulerConfig c = limits(256, 8192, 2);
+  const uint64_t kA = 1, kC = 2, kB = 3;
+  const std::vector<ServingRequest> requests = {{kA, 4, 10}, {kC, 4, 30}, {kB, 12, 6}};
+  std::vector<Fed> ofB;
+  {
+    ServingScheduler s(c, cacheOf(3));
+    for (const ServingRequest& r : requests) s.submit(r);
+    for (int step = 0; s.busy() && step < 1000; ++step) {
+      for (const Fed& f : fed(s.next())) {
+        if (f.request == kB) ofB.push_back(f);
+      }
+      s.complete();
+    }
+    EXPECT_FALSE(s.busy());
+    EXPECT_GE(s.preemptions(), 2u);
+  }
+  ASSERT_FALSE(ofB.empty());
+  EXPECT_EQ(ofB.back(), (Fed{kB, 16, 1, true})) << "B's 6th token is fed after its 16 tokens";
+  // From its last restart: chunks of 2 over all 16 tokens, none sampling, then the decode.
+  const auto restart = std::find_if(ofB.rbegin(), ofB.rend(), [](const Fed& f) { return f.context == 0; });
+  ASSERT_NE(restart, ofB.rend());
+  std::vector<Fed> expected;
+  for (uint64_t context = 0; context < 16; context += 2) expected.push_back(Fed{kB, context, 2, false});
+  expected.push_back(Fed{kB, 16, 1, true});
+  EXPECT_EQ(std::vector<Fed>(restart.base() - 1, ofB.end()), expected);
+
+  // And every contract of every step along the way.
+  ServingScheduler again(c, cacheOf(3));
+  for (const ServingRequest& r : requests) again.submit(r);
+  drive(again, c, requests);
+}
+
+TEST(ServingScheduler, CacheTooSmallForAllRequestsPreemptsAndStillCompletesEveryRequestExactly) {
+  struct Case {
+    int maxBatch;
+    int maxTokens;
+    int chunk;
+    uint64_t blocks;
+  };
+  for (const Case& k : {Case{256, 8192, 8192, 16}, Case{8, 256, 64, 12}, Case{4, 64, 32, 24}, Case{256, 4096, 100, 40},
+                        Case{3, 5, 5, 9}}) {
+    SCOPED_TRACE(testing::Message() << "batch " << k.maxBatch << " tokens " << k.maxTokens << " chunk " << k.chunk
+                                    << " blocks " << k.blocks);
+    const SchedulerConfig c = limits(k.maxBatch, k.maxTokens, k.chunk);
+    ServingScheduler s(c, cacheOf(k.blocks));
+    const uint64_t capacityTokens = k.blocks * kBlockTokens;
+    Rng rng(k.blocks * 7919 + static_cast<uint64_t>(k.chunk));
+    std::vector<ServingRequest> requests;
+    for (uint64_t id = 1; id <= 40; ++id) {
+      // Each fits alone (prompt + output within the cache); together they overflow it many times.
+      const uint64_t input = 1 + rng.below(capacityTokens / 2);
+      const uint64_t output = 1 + rng.below(capacityTokens - input);
+      requests.push_back(ServingRequest{id, input, output});
+      s.submit(requests.back());
+    }
+    const Driven d = drive(s, c, requests);
+    EXPECT_GT(s.preemptions(), 0u);
+    EXPECT_FALSE(s.busy());
+    EXPECT_EQ(d.finished.size(), requests.size());
+    for (const ServingRequest& r : requests) {
+      EXPECT_EQ(d.produced.count(r.id) ? d.produced.at(r.id) : 0, r.outputTokens) << "request " << r.id;
+    }
+    EXPECT_EQ(usedBlocks(s), 0u);
+    EXPECT_EQ(s.kv().peakBlocks(hw::KvTier::kLocalHbm), k.blocks) << "the cache was the bottleneck";
+  }
+}
+
+TEST(ServingScheduler, StreamOfRequestsSubmittedWhileRunningAllComplete) {
+  // Requests keep arriving between steps (as the serving engine submits them).
+  const SchedulerConfig c = limits(16, 128, 48);
+  ServingScheduler s(c, cacheOf(20));
+  Rng rng(42);
+  std::vector<ServingRequest> requests;
+  std::map<uint64_t, uint64_t> produced;
+  std::set<uint64_t> finished;
+  uint64_t nextId = 1;
+  for (int step = 0; step < 100000 && (nextId <= 60 || s.busy()); ++step) {
+    if (nextId <= 60 && step % 3 == 0) {
+      const uint64_t input = 1 + rng.below(200);
+      requests.push_back(ServingRequest{nextId++, input, 1 + rng.below(100)});
+      s.submit(requests.back());
+    }
+    if (!s.busy()) continue;
+    const StepBatch b = s.next();
+    EXPECT_FALSE(b.sequences.empty());
+    for (const StepOutcome& o : s.complete()) {
+      EXPECT_EQ(finished.count(o.request), 0u);
+      if (o.producedToken) ++produced[o.request];
+      if (o.finished) finished.insert(o.request);
+    }
+  }
+  EXPECT_FALSE(s.busy());
+  ASSERT_EQ(finished.size(), 60u);
+  for (const ServingRequest& r : requests) EXPECT_EQ(produced[r.id], r.outputTokens) << r.id;
+  EXPECT_GT(s.preemptions(), 0u) << "the load was meant to overflow the cache";
+  EXPECT_EQ(usedBlocks(s), 0u);
+}
+
+TEST(ServingScheduler, SubmitRejectsARequestThatCouldNeverFitAndBadIds) {
+  // 10 blocks = 160 tokens.
+  ServingScheduler s(limits(256, 8192, 8192), cacheOf(10));
+  EXPECT_THROW(s.submit(ServingRequest{1, 161, 1}), std::invalid_argument);
+  EXPECT_THROW(s.submit(ServingRequest{2, 100, 200}), std::invalid_argument);
+  EXPECT_FALSE(s.busy()) << "a rejected request is not queued";
+  EXPECT_THROW(s.submit(ServingRequest{0, 10, 10}), std::invalid_argument) << "ids are > 0";
+  s.submit(ServingRequest{3, 10, 10});
+  EXPECT_THROW(s.submit(ServingRequest{3, 10, 10}), std::invalid_argument) << "ids are unique";
+  // Exactly the whole cache: prompt + output = 160 tokens, and it completes alone.
+  s.submit(ServingRequest{4, 100, 60});
+  EXPECT_EQ(s.waiting(), 2u);
+  const Driven d = drive(s, limits(256, 8192, 8192), {{3, 10, 10}, {4, 100, 60}});
+  EXPECT_EQ(d.produced.at(4), 60u);
+  EXPECT_EQ(d.produced.at(3), 10u);
+}
+
+// The last output token is never fed back, so a request holds at most prompt + output - 1 tokens
+// of KV: one that needs exactly the whole cache that way fits alone.
+TEST(ServingScheduler, SubmitAcceptsARequestWhoseLargestCacheIsExactlyTheCapacity) {
+  ServingScheduler s(limits(256, 8192, 8192), cacheOf(10));
+  EXPECT_NO_THROW(s.submit(ServingRequest{1, 100, 61})) << "holds at most 100 + 61 - 1 = 160 tokens = 10 blocks";
+  if (s.busy()) {
+    const Driven d = drive(s, limits(256, 8192, 8192), {{1, 100, 61}});
+    EXPECT_EQ(d.produced.at(1), 61u);
+    EXPECT_EQ(s.preemptions(), 0u);
+  }
+}
+
+TEST(ServingScheduler, KvAddressAndLayerStrideMatchTheAllocatorLayout) {
+  const SchedulerConfig c = limits(256, 8192, 8192);
+  ServingScheduler s(c, cacheOf(20));
+  s.submit(ServingRequest{1, 40, 5});
+  s.submit(ServingRequest{2, 20, 2});
+  s.submit(ServingRequest{3, 70, 4});
+  std::set<uint64_t> firstAddresses;
+  for (int step = 0; s.busy(); ++step) {
+    if (step == 2) s.submit(ServingRequest{4, 33, 3});  // takes slots request 2 freed
+    const StepBatch b = s.next();
+    EXPECT_EQ(b.kvLayerStride, s.kv().capacityBlocks(hw::KvTier::kLocalHbm) * s.kv().layerBlockBytes());
+    EXPECT_EQ(b.kvLayerStride, 20u * kBlockTokens * kShape.bytesPerTokenPerLayer);
+    std::set<uint64_t> addresses;
+    for (const StepSequence& q : b.sequences) {
+      const std::vector<hw::KvBlock>& blocks = s.kv().blocks(q.request);
+      ASSERT_FALSE(blocks.empty());
+      for (uint32_t layer = 0; layer < kShape.layers; ++layer) {
+        EXPECT_EQ(q.kvAddress + layer * b.kvLayerStride, s.kv().address(blocks.front(), layer))
+            << "request " << q.request << " layer " << layer;
+      }
+      EXPECT_TRUE(addresses.insert(q.kvAddress).second) << "two sequences share a first block";
+      firstAddresses.insert(q.kvAddress);
+    }
+    s.complete();
+  }
+  EXPECT_GE(firstAddresses.size(), 3u) << "requests live in different blocks";
+}
+
+// ---------------------------------------------------------------------------------------------
+// LoadGenerator
+
+ScenarioConfig serving(LoadKind load, int inputTokens, int outputTokens, double ratio) {
+  ScenarioConfig s;
+  s.name = "test";
+  s.description = "test";
+  s.kind = ScenarioKind::kServing;
+  s.load.impl = load;
+  if (load == LoadKind::kClosedLoop) s.load.concurrency = 4;
+  if (load == LoadKind::kPoisson) s.load.ratePerS = 50.0;
+  s.inputTokens = inputTokens;
+  s.outputTokens = outputTokens;
+  s.randomRangeRatio = ratio;
+  s.requests = 10;
+  return s;
+}
+
+bool sameArrival(const Arrival& a, const Arrival& b) {
+  return a.time == b.time && a.id == b.id && a.user == b.user && a.inputTokens == b.inputTokens &&
+         a.outputTokens == b.outputTokens;
+}
+
+TEST(LoadGenerator, ClosedLoopLengthsLieInTheRatioRangeAndIdsFollowSendingOrder) {
+  const ScenarioConfig sc = serving(LoadKind::kClosedLoop, 1000, 100, 0.8);
+  LoadGenerator g(sc, 7);
+  EXPECT_TRUE(g.closedLoop());
+  EXPECT_EQ(g.users(), 4);
+  EXPECT_EQ(g.sent(), 0u);
+  const auto low = [](double ratio, int length) { return static_cast<uint64_t>(std::ceil(ratio * length)); };
+  uint64_t minIn = ~0ull, maxIn = 0, minOut = ~0ull, maxOut = 0;
+  for (uint64_t i = 1; i <= 4000; ++i) {
+    const int user = static_cast<int>((i * 3) % 4);
+    const double now = 0.5 * static_cast<double>(i);
+    const Arrival a = g.next(user, now);
+    ASSERT_EQ(a.id, i);
+    EXPECT_EQ(a.user, user);
+    EXPECT_EQ(a.time, now);
+    EXPECT_GE(a.inputTokens, low(0.8, 1000));
+    EXPECT_LE(a.inputTokens, 1000u);
+    EXPECT_GE(a.outputTokens, low(0.8, 100));
+    EXPECT_LE(a.outputTokens, 100u);
+    minIn = std::min(minIn, a.inputTokens);
+    maxIn = std::max(maxIn, a.inputTokens);
+    minOut = std::min(minOut, a.outputTokens);
+    maxOut = std::max(maxOut, a.outputTokens);
+  }
+  EXPECT_EQ(g.sent(), 4000u);
+  // Both ends of each range are drawn.
+  EXPECT_EQ(minIn, 800u);
+  EXPECT_EQ(maxIn, 1000u);
+  EXPECT_EQ(minOut, 80u);
+  EXPECT_EQ(maxOut, 100u);
+  EXPECT_EQ(g.maxInputTokens(), 1000u);
+  EXPECT_EQ(g.maxOutputTokens(), 100u);
+}
+
+TEST(LoadGenerator, LengthsAreUniformOverTheRange) {
+  // [ceil(0.5 x 7), 7] = [4, 7]: 8000 draws, 2000 expected per value (sd about 39).
+  LoadGenerator g(serving(LoadKind::kClosedLoop, 7, 7, 0.5), 3);
+  std::map<uint64_t, int> counts;
+  for (int i = 0; i < 8000; ++i) ++counts[g.next(i % 4, 0.0).inputTokens];
+  ASSERT_EQ(counts.size(), 4u);
+  for (uint64_t v = 4; v <= 7; ++v) {
+    EXPECT_NEAR(counts[v], 2000, 250) << v;
+  }
+}
+
+TEST(LoadGenerator, RatioOneGivesExactlyTheLengthsAndRatioZeroNeverAnEmptyRequest) {
+  LoadGenerator fixed(serving(LoadKind::kClosedLoop, 8192, 1024, 1.0), 11);
+  for (int i = 0; i < 200; ++i) {
+    const Arrival a = fixed.next(i % 4, 0.0);
+    EXPECT_EQ(a.inputTokens, 8192u);
+    EXPECT_EQ(a.outputTokens, 1024u);
+  }
+  LoadGenerator wide(serving(LoadKind::kClosedLoop, 5, 5, 0.0), 11);
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 2000; ++i) {
+    const Arrival a = wide.next(i % 4, 0.0);
+    EXPECT_GE(a.inputTokens, 1u);
+    EXPECT_LE(a.inputTokens, 5u);
+    EXPECT_GE(a.outputTokens, 1u);
+    seen.insert(a.inputTokens);
+  }
+  EXPECT_EQ(seen, (std::set<uint64_t>{1, 2, 3, 4, 5}));
+}
+
+TEST(LoadGenerator, SameSeedRepeatsTheSequenceAndAnotherSeedChangesIt) {
+  for (LoadKind kind : {LoadKind::kClosedLoop, LoadKind::kPoisson}) {
+    SCOPED_TRACE(static_cast<int>(kind));
+    const ScenarioConfig sc = serving(kind, 1000, 100, 0.8);
+    LoadGenerator a(sc, 5), b(sc, 5), c(sc, 6);
+    int differences = 0;
+    for (int i = 0; i < 50; ++i) {
+      const bool closed = kind == LoadKind::kClosedLoop;
+      const Arrival x = closed ? a.next(i % 4, i) : *a.nextOpen();
+      const Arrival y = closed ? b.next(i % 4, i) : *b.nextOpen();
+      const Arrival z = closed ? c.next(i % 4, i) : *c.nextOpen();
+      EXPECT_TRUE(sameArrival(x, y)) << i;
+      if (!sameArrival(x, z)) ++differences;
+    }
+    EXPECT_GT(differences, 40) << "a different seed draws different lengths";
+  }
+}
+
+TEST(LoadGenerator, MultiTurnPromptsCarryTheConversationAndTheFourthRequestStartsANewOne) {
+  ScenarioConfig sc = serving(LoadKind::kClosedLoop, 100, 10, 1.0);
+  sc.load.concurrency = 1;
+  sc.multiTurn.turns = 3;
+  LoadGenerator fixed(sc, 1);
+  EXPECT_EQ(fixed.maxInputTokens(), 3u * 100 + 2u * 10);
+  EXPECT_EQ(fixed.maxOutputTokens(), 10u);
+  std::vector<uint64_t> inputs;
+  for (int i = 0; i < 7; ++i) inputs.push_back(fixed.next(0, i).inputTokens);
+  EXPECT_EQ(inputs, (std::vector<uint64_t>{100, 210, 320, 100, 210, 320, 100}));
+
+  // Ranged lengths, two users interleaved: each continues its own conversation.
+  sc = serving(LoadKind::kClosedLoop, 1000, 200, 0.8);
+  sc.load.concurrency = 2;
+  sc.multiTurn.turns = 3;
+  LoadGenerator g(sc, 9);
+  std::map<int, std::vector<Arrival>> byUser;
+  for (int i = 0; i < 16; ++i) {
+    const int user = i % 2;
+    const Arrival a = g.next(user, i);
+    EXPECT_LE(a.inputTokens, g.maxInputTokens());
+    byUser[user].push_back(a);
+  }
+  for (auto& [user, sent] : byUser) {
+    SCOPED_TRACE(user);
+    for (std::size_t k = 0; k < sent.size(); ++k) {
+      const uint64_t fresh =
+          k % 3 == 0 ? sent[k].inputTokens : sent[k].inputTokens - sent[k - 1].inputTokens - sent[k - 1].outputTokens;
+      if (k % 3 != 0) {
+        ASSERT_GT(sent[k].inputTokens, sent[k - 1].inputTokens + sent[k - 1].outputTokens) << k;
+      }
+      EXPECT_GE(fresh, 800u) << "turn " << k;
+      EXPECT_LE(fresh, 1000u) << "turn " << k;
+      EXPECT_GE(sent[k].outputTokens, 160u);
+      EXPECT_LE(sent[k].outputTokens, 200u);
+    }
+  }
+}
+
+TEST(LoadGenerator, PoissonArrivalsIncreaseWithExponentialGapsAtTheRate) {
+  const ScenarioConfig sc = serving(LoadKind::kPoisson, 1000, 100, 0.8);
+  LoadGenerator g(sc, 2024);
+  EXPECT_FALSE(g.closedLoop());
+  EXPECT_EQ(g.users(), 0);
+  constexpr int kDraws = 10000;
+  double last = 0.0, sum = 0.0, sumSquares = 0.0;
+  for (int i = 1; i <= kDraws; ++i) {
+    const std::optional<Arrival> a = g.nextOpen();
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->id, static_cast<uint64_t>(i));
+    EXPECT_EQ(a->user, -1);
+    ASSERT_GT(a->time, last) << "arrivals strictly increase";
+    const double gap = a->time - last;
+    sum += gap;
+    sumSquares += gap * gap;
+    last = a->time;
+    EXPECT_GE(a->inputTokens, 800u);
+    EXPECT_LE(a->inputTokens, 1000u);
+    EXPECT_GE(a->outputTokens, 80u);
+    EXPECT_LE(a->outputTokens, 100u);
+  }
+  // Mean 1/rate with standard error 1% of it over 10k gaps: 5% is five standard errors. An
+  // exponential's variance is its mean squared (sd of the estimate about 4.5%).
+  const double mean = sum / kDraws;
+  EXPECT_NEAR(mean, 1.0 / 50.0, 0.05 / 50.0);
+  const double variance = sumSquares / kDraws - mean * mean;
+  EXPECT_NEAR(variance / (mean * mean), 1.0, 0.25);
+  EXPECT_EQ(g.sent(), static_cast<uint64_t>(kDraws));
+}
+
+/// A file under the test's temporary directory holding `text`.
+std::string writeTrace(const std::string& name, const std::string& text) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "scoville-serving-test";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / name;
+  std::ofstream(file) << text;
+  return file.string();
+}
+
+TEST(LoadGenerator, TraceReplaysExactlyThenRunsDry) {
+  const std::string file = writeTrace("good.csv",
+                                      "# recorded load\n"
+                                      "arrival_s,input_tokens,output_tokens\n"
+                                      "0,100,10\n"
+                                      "\n"
+                                      "0.5,2000,20\n"
+                                      "# same instant\n"
+                                      "0.5,50,5\n"
+                                      "1.25,7,1\n");
+  const std::vector<TraceRequest> rows = readLoadTrace(file);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1].arrival, 0.5);
+  EXPECT_EQ(rows[1].inputTokens, 2000u);
+  EXPECT_EQ(rows[1].outputTokens, 20u);
+
+  ScenarioConfig sc = serving(LoadKind::kTrace, 0, 0, 1.0);
+  sc.load.file = "good.csv";
+  LoadGenerator g(sc, 1, file);
+  EXPECT_FALSE(g.closedLoop());
+  EXPECT_EQ(g.maxInputTokens(), 2000u);
+  EXPECT_EQ(g.maxOutputTokens(), 20u);
+  const std::vector<Arrival> expected = {
+      {0.0, 1, -1, 100, 10}, {0.5, 2, -1, 2000, 20}, {0.5, 3, -1, 50, 5}, {1.25, 4, -1, 7, 1}};
+  for (const Arrival& e : expected) {
+    const std::optional<Arrival> a = g.nextOpen();
+    ASSERT_TRUE(a.has_value());
+    EXPECT_TRUE(sameArrival(*a, e)) << "request " << e.id << ": got t=" << a->time << " id " << a->id << " in "
+                                    << a->inputTokens << " out " << a->outputTokens;
+  }
+  EXPECT_FALSE(g.nextOpen().has_value());
+  EXPECT_FALSE(g.nextOpen().has_value()) << "stays dry";
+  EXPECT_EQ(g.sent(), 4u);
+}
+
+/// The ConfigError reading `text` as a trace raises.
+std::optional<config::ConfigError> traceError(const std::string& name, const std::string& text) {
+  const std::string file = writeTrace(name, text);
+  try {
+    readLoadTrace(file);
+  } catch (const config::ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted:\n" << text;
+  return std::nullopt;
+}
+
+TEST(LoadGenerator, BadTraceFilesNameTheFileAndLine) {
+  const std::string header = "arrival_s,input_tokens,output_tokens\n";
+  struct Bad {
+    const char* name;
+    std::string text;
+    int line;
+  };
+  const Bad cases[] = {
+      {"header.csv", "time,input,output\n0,1,1\n", 1},
+      {"header-after-comment.csv", "# c\n\narrival_s,input_tokens\n0,1,1\n", 3},
+      {"letters.csv", header + "0,1,1\n0.5,abc,3\n", 3},
+      {"two-fields.csv", header + "0,1\n", 2},
+      {"four-fields.csv", header + "0,1,1,1\n", 2},
+      {"semicolons.csv", header + "0;1;1\n", 2},
+      {"fraction.csv", header + "0,1.5,1\n", 2},
+      {"decreasing.csv", header + "0,1,1\n2,1,1\n1.5,1,1\n", 4},
+      {"zero-input.csv", header + "0,1,1\n1,0,5\n", 3},
+      {"zero-output.csv", header + "0,1,1\n1,5,0\n", 3},
+      {"negative-time.csv", header + "-1,5,5\n", 2},
+  };
+  for (const Bad& b : cases) {
+    SCOPED_TRACE(b.name);
+    const std::optional<config::ConfigError> e = traceError(b.name, b.text);
+    if (!e) continue;
+    const std::string file = writeTrace(b.name, b.text);
+    EXPECT_EQ(e->location(), file + ":" + std::to_string(b.line)) << e->what();
+    EXPECT_NE(std::string(e->what()).find(file + ":" + std::to_string(b.line)), std::string::npos) << e->what();
+  }
+}
+
+TEST(LoadGenerator, TraceWithNegativeLengthIsRejected) {
+  // A length of -5 must not wrap around to 2^64 - 5 tokens.
+  const std::string header = "arrival_s,input_tokens,output_tokens\n";
+  for (const char* row : {"0,-5,5\n", "0,5,-5\n"}) {
+    SCOPED_TRACE(row);
+    const std::optional<config::ConfigError> e = traceError("negative-length.csv", header + row);
+    if (e) {
+      EXPECT_NE(e->location().find("negative-length.csv:2"), std::string::npos) << e->what();
+    }
+  }
+}
+
+TEST(LoadGenerator, MissingOrEmptyTraceFilesNameTheFile) {
+  const std::string missing = writeTrace("exists.csv", "") + ".missing";
+  try {
+    readLoadTrace(missing);
+    ADD_FAILURE() << "read a missing file";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.kind(), config::ErrorKind::kFileNotFound);
+    EXPECT_NE(e.location().find(missing), std::string::npos) << e.what();
+  }
+  ScenarioConfig sc = serving(LoadKind::kTrace, 0, 0, 1.0);
+  sc.load.file = "x.csv";
+  EXPECT_THROW(LoadGenerator(sc, 1, missing), config::ConfigError) << "the generator reads its trace up front";
+  for (const auto& [name, text] : {std::pair<std::string, std::string>{"empty.csv", ""},
+                                   {"header-only.csv", "arrival_s,input_tokens,output_tokens\n# nothing\n"}}) {
+    SCOPED_TRACE(name);
+    const std::optional<config::ConfigError> e = traceError(name, text);
+    if (e) {
+      EXPECT_NE(e->location().find(name), std::string::npos) << e->what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace scoville::workload

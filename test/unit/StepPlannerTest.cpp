@@ -1,0 +1,601 @@
+// The step planner (one engine step of a model shard: bytes, GEMMs, collectives) and the serving
+// scenario schema. Pure logic, no SystemC.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hw/ChipConfig.h"
+#include "test/support/Shipped.h"
+#include "tlm/config/ConfigError.h"
+#include "tlm/config/Loader.h"
+#include "workloads/ModelConfig.h"
+#include "workloads/ScenarioConfig.h"
+#include "workloads/StepPlan.h"
+
+namespace scoville::workload {
+namespace {
+
+using test::shippedModel;
+using Routing = std::vector<std::vector<uint64_t>>;
+
+constexpr uint64_t kAlignment = 4096;  // weight tensors start on 4 KiB boundaries
+
+const hw::ChipConfig& jalapeno() {
+  static const hw::ChipConfig chip = test::shippedPlatform("jalapeno").chipConfig(0);
+  return chip;
+}
+
+uint64_t u(int v) {
+  return static_cast<uint64_t>(v);
+}
+
+/// Expert routing of every MoE layer of `m`: tokens(layer, expert); empty rows for dense layers.
+Routing routing(const ModelConfig& m, const std::function<uint64_t(int, int)>& tokens) {
+  Routing r(u(m.layers));
+  for (int l = 0; l < m.layers; ++l) {
+    if (!m.isMoeLayer(l)) continue;
+    for (int e = 0; e < m.routedExperts; ++e) r[u(l)].push_back(tokens(l, e));
+  }
+  return r;
+}
+
+/// `count` decoding sequences with `context` cached tokens each, KV regions 1 MiB apart.
+StepBatch decodes(const StepPlanner& planner, uint64_t count, uint64_t context, const Routing* routed = nullptr) {
+  StepBatch b;
+  b.kvLayerStride = 64ull << 20;
+  for (uint64_t i = 0; i < count; ++i) {
+    b.sequences.push_back(StepSequence{i + 1, context, 1, true, planner.kvBase() + (i << 20)});
+  }
+  b.expertTokens = routed;
+  return b;
+}
+
+/// Bytes of `kind` accesses of the ops named `name` in layer `layer`.
+uint64_t bytesOf(const StepPlan& plan, const std::string& name, uint32_t layer, tlm::OpKind kind) {
+  uint64_t total = 0;
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name != name || op.layer != layer) continue;
+    for (const MemoryAccess& a : op.accesses) {
+      if (a.kind == kind) total += a.bytes;
+    }
+  }
+  return total;
+}
+
+double flopsOf(const StepPlan& plan, const std::string& name, uint32_t layer) {
+  double total = 0.0;
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name == name && op.layer == layer) total += op.flops();
+  }
+  return total;
+}
+
+std::size_t countOps(const StepPlan& plan, const std::string& name) {
+  return static_cast<std::size_t>(
+      std::count_if(plan.ops.begin(), plan.ops.end(), [&](const PlannedOp& op) { return op.name == name; }));
+}
+
+/// One routed expert's bytes (gate, up and down) in the model's expert format.
+uint64_t expertBytes(const ModelConfig& m) {
+  return static_cast<uint64_t>(
+      std::ceil(static_cast<double>(m.expertParams()) * m.expertFormat().bitsPerElement() / 8));
+}
+
+TEST(StepPlanner, AttendedTokensMatchesABruteForceSum) {
+  int checked = 0;
+  for (uint64_t window : {0u, 1u, 2u, 7u, 128u, 300u}) {
+    for (uint64_t context = 0; context <= 320; context += (context < 10 ? 1 : 13)) {
+      for (uint64_t tokens : {0u, 1u, 2u, 5u, 64u, 127u, 128u, 129u, 400u}) {
+        uint64_t expected = 0;
+        for (uint64_t j = 1; j <= tokens; ++j) expected += window == 0 ? context + j : std::min(context + j, window);
+        EXPECT_EQ(attendedTokens(context, tokens, window), expected)
+            << "context " << context << " tokens " << tokens << " window " << window;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  // Large values do not overflow the closed form: 2^20 queries after 2^30 cached tokens.
+  EXPECT_EQ(attendedTokens(1ull << 30, 1ull << 20, 0), (1ull << 50) + (1ull << 20) * ((1ull << 20) + 1) / 2);
+  EXPECT_EQ(attendedTokens(1ull << 30, 1ull << 20, 4096), (1ull << 20) * 4096);
+}
+
+TEST(StepPlanner, MoeDecodeReadsExactlyTheExpertsThatReceivedTokens) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  ASSERT_EQ(m.routedExperts, 16);
+  const StepPlanner planner(m, jalapeno(), ModelShard{});
+  const uint64_t expert = expertBytes(m);
+  EXPECT_EQ(expert, 3ull * 1024 * 1024 * 17 / 32) << "3 x 1024 x 1024 elements at 4.25 bits (MXFP4)";
+  // Four decodes x top-4 = 16 expert-tokens per layer, spread differently in each layer.
+  const std::vector<std::vector<uint64_t>> perLayer = {
+      {0, 3, 0, 0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 4, 0},   // 4 experts, not adjacent
+      {4, 4, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},   // 4 adjacent experts
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // all 16
+      {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16},  // one
+  };
+  const Routing routed = routing(m, [&](int l, int e) { return perLayer[u(l)][u(e)]; });
+  const StepPlan plan = planner.plan(decodes(planner, 4, 100, &routed));
+  const uint64_t hidden = u(m.hidden);
+  for (uint32_t l = 0; l < 4; ++l) {
+    SCOPED_TRACE(l);
+    const auto withTokens =
+        static_cast<uint64_t>(std::count_if(perLayer[l].begin(), perLayer[l].end(), [](uint64_t n) { return n > 0; }));
+    const uint64_t read = bytesOf(plan, "experts", l, tlm::OpKind::kRead);
+    EXPECT_GE(read, withTokens * expert);
+    EXPECT_LE(read, withTokens * (expert + kAlignment));
+    // Each expert computes its own tokens: 2 FLOPs per expert weight per token.
+    EXPECT_DOUBLE_EQ(flopsOf(plan, "experts", l), 2.0 * 16 * static_cast<double>(m.expertParams()));
+    // The router scores every token against every expert.
+    EXPECT_DOUBLE_EQ(flopsOf(plan, "router", l), 2.0 * 4 * hidden * 16);
+  }
+  EXPECT_DOUBLE_EQ(plan.expertTokens, 4.0 * 16);
+}
+
+TEST(StepPlanner, MoeTokensSpreadOverAllExpertsReadMoreThanTokensOnOneExpert) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  const StepPlanner planner(m, jalapeno(), ModelShard{});
+  const Routing one = routing(m, [](int, int e) { return e == 3 ? 16u : 0u; });
+  const Routing spread = routing(m, [](int, int) { return 1u; });
+  const StepPlan concentrated = planner.plan(decodes(planner, 4, 100, &one));
+  const StepPlan everywhere = planner.plan(decodes(planner, 4, 100, &spread));
+  const uint64_t expert = expertBytes(m);
+  uint64_t concentratedBytes = 0, spreadBytes = 0;
+  for (uint32_t l = 0; l < 4; ++l) {
+    concentratedBytes += bytesOf(concentrated, "experts", l, tlm::OpKind::kRead);
+    spreadBytes += bytesOf(everywhere, "experts", l, tlm::OpKind::kRead);
+  }
+  EXPECT_GE(concentratedBytes, 4 * expert);
+  EXPECT_LE(concentratedBytes, 4 * (expert + kAlignment));
+  EXPECT_GE(spreadBytes, 4 * 16 * expert);
+  EXPECT_GT(spreadBytes, concentratedBytes);
+  EXPECT_GT(everywhere.bytesMoved, concentrated.bytesMoved);
+  // Same work either way.
+  EXPECT_DOUBLE_EQ(everywhere.expertTokens, concentrated.expertTokens);
+  EXPECT_DOUBLE_EQ(everywhere.flops, concentrated.flops);
+}
+
+TEST(StepPlanner, SlidingWindowLayersReadAtMostTheWindowOfCachedKvAndFullLayersAllOfIt) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  ASSERT_EQ(m.slidingWindow, 128);
+  ASSERT_TRUE(m.isSlidingLayer(0));
+  ASSERT_FALSE(m.isSlidingLayer(1));
+  const StepPlanner planner(m, jalapeno(), ModelShard{});
+  const uint64_t perToken = 2ull * 4 * 64 * 2;  // K and V of 4 heads of 64, BF16
+  EXPECT_EQ(planner.kvBytesPerTokenPerLayer(), perToken);
+  EXPECT_DOUBLE_EQ(m.kvBytesPerTokenPerLayer(), static_cast<double>(perToken));
+  const Routing routed = routing(m, [](int, int e) { return e < 8 ? 1u : 0u; });
+  StepBatch b;
+  b.kvLayerStride = 64ull << 20;
+  b.sequences = {StepSequence{1, 1000, 1, true, planner.kvBase()},
+                 StepSequence{2, 50, 1, true, planner.kvBase() + 4096},
+                 StepSequence{3, 127, 1, true, planner.kvBase() + 8192}};
+  b.expertTokens = &routed;
+  const StepPlan plan = planner.plan(b);
+  for (uint32_t l = 0; l < 4; ++l) {
+    SCOPED_TRACE(l);
+    // A query sees the window: itself and window - 1 cached tokens.
+    const uint64_t cached = m.isSlidingLayer(static_cast<int>(l)) ? 127 + 50 + 127 : 1000 + 50 + 127;
+    EXPECT_EQ(bytesOf(plan, "attention", l, tlm::OpKind::kKvRead), cached * perToken);
+    EXPECT_EQ(bytesOf(plan, "attention", l, tlm::OpKind::kKvAppend), 3 * perToken);
+    for (const PlannedOp& op : plan.ops) {
+      if (op.name != "attention" || op.layer != l) continue;
+      for (const MemoryAccess& a : op.accesses) {
+        EXPECT_GE(a.address, planner.kvBase() + l * b.kvLayerStride) << "KV of layer l is in its region";
+        EXPECT_LT(a.address, planner.kvBase() + (l + 1) * b.kvLayerStride);
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(plan.kvBytes, static_cast<double>((1001 + 51 + 128) * perToken * 4));
+}
+
+TEST(StepPlanner, MlaCachesTheLatentAndRopeKeyOnEveryTensorParallelRank) {
+  const ModelConfig m = shippedModel("tiny-mla");
+  ASSERT_EQ(m.attention, AttentionKind::kMla);
+  const uint64_t perToken = (u(m.kvLoraRank) + u(m.qkRopeHeadDim)) * 2;  // BF16 cache
+  EXPECT_EQ(perToken, (256u + 32u) * 2);
+  const Routing routed = routing(m, [](int, int e) { return e % 4 == 0 ? 2u : 0u; });
+  for (int tp : {1, 2, 4, 8}) {
+    for (int rank = 0; rank < tp; ++rank) {
+      SCOPED_TRACE(testing::Message() << "tp " << tp << " rank " << rank);
+      const StepPlanner planner(m, jalapeno(), ModelShard{tp, rank});
+      EXPECT_EQ(planner.kvBytesPerTokenPerLayer(), perToken);
+      const StepPlan plan = planner.plan(decodes(planner, 2, 300, &routed));
+      for (uint32_t l = 0; l < 4; ++l) {
+        EXPECT_EQ(bytesOf(plan, "attention", l, tlm::OpKind::kKvRead), 2 * 300 * perToken) << l;
+        EXPECT_EQ(bytesOf(plan, "attention", l, tlm::OpKind::kKvAppend), 2 * perToken) << l;
+      }
+    }
+  }
+}
+
+TEST(StepPlanner, GqaSplitsKvHeadsOverTensorParallelRanks) {
+  const ModelConfig dense = shippedModel("tiny-dense");  // 2 KV heads of 128
+  EXPECT_EQ(StepPlanner(dense, jalapeno(), ModelShard{1, 0}).kvBytesPerTokenPerLayer(), 2u * 2 * 128 * 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    const StepPlanner planner(dense, jalapeno(), ModelShard{2, rank});
+    EXPECT_EQ(planner.kvBytesPerTokenPerLayer(), 2u * 1 * 128 * 2) << "one KV head per rank";
+    const StepPlan plan = planner.plan(decodes(planner, 1, 500));
+    EXPECT_EQ(bytesOf(plan, "attention", 2, tlm::OpKind::kKvRead), 500u * 2 * 128 * 2);
+  }
+  const ModelConfig moe = shippedModel("tiny-moe");  // 4 KV heads of 64
+  EXPECT_EQ(StepPlanner(moe, jalapeno(), ModelShard{2, 1}).kvBytesPerTokenPerLayer(), 2u * 2 * 64 * 2);
+  EXPECT_EQ(StepPlanner(moe, jalapeno(), ModelShard{4, 3}).kvBytesPerTokenPerLayer(), 2u * 1 * 64 * 2);
+  // More ranks than KV heads: each rank keeps one head (replicated).
+  EXPECT_EQ(StepPlanner(moe, jalapeno(), ModelShard{8, 5}).kvBytesPerTokenPerLayer(), 2u * 1 * 64 * 2);
+}
+
+TEST(StepPlanner, PrefillIsComputeBoundAndRunsTheLmHeadOnlyWhenItSamples) {
+  const ModelConfig m = shippedModel("tiny-dense");
+  const StepPlanner planner(m, jalapeno(), ModelShard{});
+  StepBatch b;
+  b.kvLayerStride = 64ull << 20;
+  b.sequences = {StepSequence{1, 0, 512, true, planner.kvBase()}};
+  const StepPlan sampling = planner.plan(b);
+  EXPECT_EQ(sampling.tokens, 512u);
+  EXPECT_EQ(sampling.batch, 1u);
+  const double lowerBound = 2.0 * static_cast<double>(m.totalParams() - m.embeddingParams()) * 512;
+  EXPECT_GE(sampling.flops, lowerBound);
+  EXPECT_LT(sampling.flops, 1.5 * lowerBound) << "no wildly inflated FLOP count";
+  EXPECT_GT(sampling.computeBoundS(jalapeno()), sampling.memoryBoundS(jalapeno()));
+  // The LM head runs for the one sampling row over the whole vocabulary.
+  ASSERT_GT(countOps(sampling, "lm_head"), 0u);
+  uint64_t vocab = 0;
+  for (const PlannedOp& op : sampling.ops) {
+    if (op.name != "lm_head") continue;
+    for (const tlm::GemmShape& g : op.gemms) {
+      EXPECT_EQ(g.m, 1u);
+      EXPECT_EQ(g.k, u(m.hidden));
+      vocab += g.n * g.count;
+    }
+  }
+  EXPECT_EQ(vocab, u(m.vocab));
+
+  // A chunk that does not sample (an earlier chunk, or a recompute's last one): no LM head.
+  b.sequences = {StepSequence{1, 0, 512, false, planner.kvBase()}};
+  const StepPlan silent = planner.plan(b);
+  EXPECT_EQ(countOps(silent, "lm_head"), 0u);
+  EXPECT_LT(silent.bytesMoved, sampling.bytesMoved);
+  b.sequences = {StepSequence{1, 512, 256, false, planner.kvBase()}};
+  EXPECT_EQ(countOps(planner.plan(b), "lm_head"), 0u);
+}
+
+TEST(StepPlanner, TensorParallelRanksSplitTheWeightsOfADenseModel) {
+  const ModelConfig m = shippedModel("tiny-dense");
+  const double single = StepPlanner(m, jalapeno(), ModelShard{}).weightBytes();
+  EXPECT_DOUBLE_EQ(single, m.weightBytes());
+  // Only the norm weights (two per layer and the final one, BF16) are on both ranks.
+  const double norms = (2.0 * m.layers + 1) * m.hidden * 2;
+  const double ranks = StepPlanner(m, jalapeno(), ModelShard{2, 0}).weightBytes() +
+                       StepPlanner(m, jalapeno(), ModelShard{2, 1}).weightBytes();
+  EXPECT_DOUBLE_EQ(ranks, single + norms);
+}
+
+TEST(StepPlanner, TensorParallelRanksOfAnMlaModelReplicateOnlyNormsDownProjectionsAndRouter) {
+  const ModelConfig m = shippedModel("tiny-mla");
+  const double bits = m.mainFormat().bitsPerElement();
+  const double single = StepPlanner(m, jalapeno(), ModelShard{}).weightBytes();
+  EXPECT_NEAR(single, m.weightBytes(), 512.0) << "only per-tensor rounding of the block scales";
+  const uint64_t hidden = u(m.hidden);
+  uint64_t replicated = hidden;  // final norm
+  for (int l = 0; l < m.layers; ++l) {
+    replicated += 2 * hidden;                                                         // norms
+    replicated += hidden * u(m.qLoraRank) + u(m.qLoraRank);                           // q_down and its norm
+    replicated += hidden * (u(m.kvLoraRank) + u(m.qkRopeHeadDim)) + u(m.kvLoraRank);  // kv_down and its norm
+    if (m.isMoeLayer(l)) replicated += hidden * u(m.routedExperts);                   // router
+  }
+  for (int tp : {2, 4}) {
+    SCOPED_TRACE(tp);
+    double ranks = 0.0;
+    for (int r = 0; r < tp; ++r) ranks += StepPlanner(m, jalapeno(), ModelShard{tp, r}).weightBytes();
+    EXPECT_NEAR(ranks - single, (tp - 1) * static_cast<double>(replicated) * bits / 8, 512.0 * tp);
+  }
+}
+
+TEST(StepPlanner, TensorParallelStepsAllReduceAfterTheOutputProjectionAndTheFfn) {
+  const ModelConfig m = shippedModel("tiny-dense");
+  const uint64_t tokens = 3;
+  const uint64_t activations = tokens * u(m.hidden) * 2;
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE(rank);
+    const StepPlanner planner(m, jalapeno(), ModelShard{2, rank});
+    const StepPlan plan = planner.plan(decodes(planner, tokens, 50));
+    std::size_t allReduces = 0;
+    for (uint32_t l = 0; l < 4; ++l) {
+      // The last tile of o_proj and of ffn_down of each layer carries the all-reduce.
+      const PlannedOp* lastO = nullptr;
+      const PlannedOp* lastDown = nullptr;
+      std::size_t inLayer = 0;
+      for (const PlannedOp& op : plan.ops) {
+        if (op.layer != l) continue;
+        if (op.name == "o_proj") lastO = &op;
+        if (op.name == "ffn_down") lastDown = &op;
+        if (op.after.kind == PlannedCollective::Kind::kAllReduce) ++inLayer;
+      }
+      ASSERT_NE(lastO, nullptr);
+      ASSERT_NE(lastDown, nullptr);
+      EXPECT_EQ(lastO->after.kind, PlannedCollective::Kind::kAllReduce) << l;
+      EXPECT_EQ(lastO->after.bytes, activations) << l;
+      EXPECT_EQ(lastDown->after.kind, PlannedCollective::Kind::kAllReduce) << l;
+      EXPECT_EQ(lastDown->after.bytes, activations) << l;
+      EXPECT_EQ(inLayer, 2u) << l;
+      allReduces += inLayer;
+    }
+    EXPECT_EQ(allReduces, 8u);
+    // The embedding lookup is all-reduced too, and the LM head's per-rank best tokens gathered.
+    ASSERT_EQ(countOps(plan, "embedding"), 1u);
+    EXPECT_EQ(plan.ops.front().name, "embedding");
+    EXPECT_EQ(plan.ops.front().after.kind, PlannedCollective::Kind::kAllReduce);
+    EXPECT_EQ(plan.ops.front().after.bytes, activations);
+    EXPECT_EQ(plan.ops.back().name, "lm_head");
+    EXPECT_EQ(plan.ops.back().after.kind, PlannedCollective::Kind::kAllGather);
+    EXPECT_GT(plan.collectiveBytes, 9.0 * activations);
+  }
+  // One chip: no collectives at all.
+  const StepPlanner alone(m, jalapeno(), ModelShard{});
+  const StepPlan plan = alone.plan(decodes(alone, tokens, 50));
+  for (const PlannedOp& op : plan.ops) EXPECT_EQ(op.after.kind, PlannedCollective::Kind::kNone) << op.name;
+  EXPECT_EQ(plan.collectiveBytes, 0.0);
+}
+
+ModelShard expertParallel(int rank, int experts) {
+  ModelShard s;
+  s.tp = 2;
+  s.rank = rank;
+  s.ep = 2;
+  for (int e = 0; e < experts; ++e) s.expertOwner.push_back(e % 2);
+  return s;
+}
+
+TEST(StepPlanner, ExpertParallelRanksReadOnlyTheExpertsTheyOwn) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  const uint64_t expert = expertBytes(m);
+  // Experts with tokens per layer; owners alternate (even experts on rank 0, odd on rank 1).
+  const std::vector<std::set<int>> perLayer = {{1, 3, 5}, {0, 1, 2, 4, 6}, {}, {0}};
+  const Routing routed = routing(m, [&](int l, int e) { return perLayer[u(l)].count(e) != 0 ? 2u : 0u; });
+  double heldEp = 0.0;
+  for (int rank = 0; rank < 2; ++rank) {
+    SCOPED_TRACE(rank);
+    const StepPlanner planner(m, jalapeno(), expertParallel(rank, m.routedExperts));
+    heldEp += planner.weightBytes();
+    const StepPlan plan = planner.plan(decodes(planner, 4, 100, &routed));
+    uint64_t ownedTokens = 0;
+    for (uint32_t l = 0; l < 4; ++l) {
+      uint64_t owned = 0;
+      for (int e : perLayer[l]) owned += e % 2 == rank ? 1 : 0;
+      ownedTokens += 2 * owned;
+      const uint64_t read = bytesOf(plan, "experts", l, tlm::OpKind::kRead);
+      EXPECT_GE(read, owned * expert) << "layer " << l << ": whole experts";
+      EXPECT_LE(read, owned * (expert + kAlignment)) << "layer " << l;
+      EXPECT_DOUBLE_EQ(flopsOf(plan, "experts", l), 2.0 * 2 * static_cast<double>(owned * m.expertParams()))
+          << "layer " << l;
+    }
+    EXPECT_DOUBLE_EQ(plan.expertTokens, static_cast<double>(ownedTokens));
+  }
+  // The ranks hold every expert once between them, as the tensor-sliced layout does.
+  const double heldTp = StepPlanner(m, jalapeno(), ModelShard{2, 0}).weightBytes() +
+                        StepPlanner(m, jalapeno(), ModelShard{2, 1}).weightBytes();
+  EXPECT_NEAR(heldEp, heldTp, 16.0 * 4 * 2);
+}
+
+TEST(StepPlanner, ExpertParallelismMustBeOneOrTheTensorParallelWidth) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  struct Shape {
+    int tp;
+    int ep;
+  };
+  for (const Shape& s : {Shape{2, 4}, Shape{4, 2}, Shape{1, 2}, Shape{2, 3}}) {
+    SCOPED_TRACE(testing::Message() << "tp " << s.tp << " ep " << s.ep);
+    ModelShard shard;
+    shard.tp = s.tp;
+    shard.ep = s.ep;
+    for (int e = 0; e < m.routedExperts; ++e) shard.expertOwner.push_back(e % s.tp);
+    try {
+      StepPlanner(m, jalapeno(), shard);
+      ADD_FAILURE() << "accepted";
+    } catch (const config::ConfigError& e) {
+      EXPECT_EQ(e.kind(), config::ErrorKind::kInvalidConfig) << e.what();
+      EXPECT_NE(e.message().find("ep"), std::string::npos) << e.what();
+    }
+  }
+  ModelShard ok;
+  ok.tp = 4;
+  ok.ep = 4;
+  for (int e = 0; e < m.routedExperts; ++e) ok.expertOwner.push_back(e % 4);
+  EXPECT_NO_THROW(StepPlanner(m, jalapeno(), ok));
+}
+
+TEST(StepPlanner, MoeStepWithoutRoutingThrows) {
+  for (const char* name : {"tiny-moe", "tiny-mla"}) {
+    SCOPED_TRACE(name);
+    const ModelConfig m = shippedModel(name);
+    const StepPlanner planner(m, jalapeno(), ModelShard{});
+    EXPECT_THROW(planner.plan(decodes(planner, 2, 10)), std::invalid_argument);
+  }
+  // A dense model needs none.
+  const StepPlanner dense(shippedModel("tiny-dense"), jalapeno(), ModelShard{});
+  EXPECT_NO_THROW(dense.plan(decodes(dense, 2, 10)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ScenarioConfig
+
+const std::string kServing =
+    "name: s\n"                                 // 1
+    "description: d\n"                          // 2
+    "kind: serving\n"                           // 3
+    "input_tokens: 100\n"                       // 4
+    "output_tokens: 10\n";                      // 5
+const std::string kRequests = "requests: 5\n";  // 6
+
+const std::string kDecode =
+    "name: d\n"
+    "description: d\n"
+    "kind: decode_step\n"
+    "batch: 4\n"
+    "context_length: 100\n";  // 5
+
+ScenarioConfig parseScenario(const std::string& yaml) {
+  return ScenarioConfig::schema().parse(config::loadConfigText("scenario", yaml, "s.yaml"));
+}
+
+std::optional<config::ConfigError> scenarioError(const std::string& yaml) {
+  try {
+    parseScenario(yaml);
+  } catch (const config::ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted:\n" << yaml;
+  return std::nullopt;
+}
+
+/// The error has `kind`, names `key` in its message and points at `line` (0: any line).
+void expectError(const std::string& yaml, config::ErrorKind kind, const std::string& key, int line = 0) {
+  SCOPED_TRACE(yaml);
+  const std::optional<config::ConfigError> e = scenarioError(yaml);
+  if (!e) return;
+  EXPECT_EQ(e->kind(), kind) << e->what();
+  EXPECT_NE(e->message().find(key), std::string::npos) << e->what();
+  if (line > 0) {
+    EXPECT_EQ(e->location().rfind("s.yaml:" + std::to_string(line) + ":", 0), 0u) << e->what();
+  }
+}
+
+TEST(ScenarioConfig, ServingScenarioParsesWithDocumentedDefaults) {
+  const ScenarioConfig s = parseScenario(kServing + kRequests);
+  EXPECT_EQ(s.kind, ScenarioKind::kServing);
+  EXPECT_EQ(s.inputTokens, 100);
+  EXPECT_EQ(s.outputTokens, 10);
+  EXPECT_EQ(s.requests, 5);
+  EXPECT_EQ(s.load.impl, LoadKind::kClosedLoop);
+  EXPECT_EQ(s.load.concurrency, 1);
+  EXPECT_EQ(s.randomRangeRatio, 1.0);
+  EXPECT_EQ(s.warmupRequests, -1);
+  EXPECT_EQ(s.warmup(), 1) << "closed loop: the concurrency";
+  EXPECT_EQ(s.scheduler.maxBatch, 256);
+  EXPECT_EQ(s.scheduler.maxTokensPerStep, 8192);
+  EXPECT_EQ(s.scheduler.prefillChunk, 8192);
+  EXPECT_EQ(s.scheduler.stepOverheadS, 0.0);
+  EXPECT_EQ(s.multiTurn.turns, 1);
+
+  const ScenarioConfig c = parseScenario(kServing + kRequests +
+                                         "load: {impl: closed_loop, concurrency: 64}\n"
+                                         "scheduler: {max_batch: 32, max_tokens_per_step: 2048, prefill_chunk: 512, "
+                                         "step_overhead: 20 us}\n"
+                                         "random_range_ratio: 0.8\n"
+                                         "multi_turn: {turns: 3}\n");
+  EXPECT_EQ(c.load.concurrency, 64);
+  EXPECT_EQ(c.warmup(), 64);
+  EXPECT_EQ(c.scheduler.maxBatch, 32);
+  EXPECT_EQ(c.scheduler.maxTokensPerStep, 2048);
+  EXPECT_EQ(c.scheduler.prefillChunk, 512);
+  EXPECT_DOUBLE_EQ(c.scheduler.stepOverheadS, 20e-6);
+  EXPECT_EQ(c.randomRangeRatio, 0.8);
+  EXPECT_EQ(c.multiTurn.turns, 3);
+
+  const ScenarioConfig p = parseScenario(kServing + kRequests + "load: {impl: poisson, rate_per_s: 2.5}\n");
+  EXPECT_EQ(p.load.impl, LoadKind::kPoisson);
+  EXPECT_EQ(p.load.ratePerS, 2.5);
+  EXPECT_EQ(p.warmup(), 0) << "open loop: none";
+  const ScenarioConfig w = parseScenario(kServing + kRequests +
+                                         "load: {impl: closed_loop, concurrency: 8}\n"
+                                         "warmup_requests: 3\n");
+  EXPECT_EQ(w.warmup(), 3);
+  const ScenarioConfig t = parseScenario(kServing + kRequests + "load: {impl: trace, file: load.csv}\n");
+  EXPECT_EQ(t.load.impl, LoadKind::kTrace);
+  EXPECT_EQ(t.load.file, "load.csv");
+  EXPECT_EQ(t.warmup(), 0);
+}
+
+TEST(ScenarioConfig, ShippedScenariosParse) {
+  const auto shipped = [](const std::string& name) {
+    return ScenarioConfig::schema().parse(
+        config::loadConfigFile("scenario", config::resolveConfigFile("scenario", "workloads/scenarios", name)));
+  };
+  const ScenarioConfig ix = shipped("inferencex-8k1k");
+  EXPECT_EQ(ix.kind, ScenarioKind::kServing);
+  EXPECT_EQ(ix.load.impl, LoadKind::kClosedLoop);
+  EXPECT_EQ(ix.load.concurrency, 64);
+  EXPECT_EQ(ix.inputTokens, 8192);
+  EXPECT_EQ(ix.outputTokens, 1024);
+  EXPECT_EQ(ix.randomRangeRatio, 0.8);
+  EXPECT_EQ(ix.requests, 64);
+  EXPECT_EQ(ix.warmup(), 64);
+  const ScenarioConfig step = shipped("decode-step");
+  EXPECT_EQ(step.kind, ScenarioKind::kDecodeStep);
+  EXPECT_EQ(step.batch, 1);
+  EXPECT_EQ(step.contextLength, 8192);
+  const ScenarioConfig d = parseScenario(kDecode);
+  EXPECT_EQ(d.batch, 4);
+  EXPECT_EQ(d.contextLength, 100);
+}
+
+TEST(ScenarioConfig, KeysOfTheOtherKindAreRejectedNamingTheKey) {
+  using config::ErrorKind;
+  expectError(kServing + kRequests + "batch: 4\n", ErrorKind::kInvalidConfig, "scenario.batch", 7);
+  expectError(kServing + kRequests + "context_length: 4\n", ErrorKind::kInvalidConfig, "scenario.context_length", 7);
+  expectError(kDecode + "requests: 5\n", ErrorKind::kInvalidConfig, "scenario.requests", 6);
+  expectError(kDecode + "input_tokens: 5\n", ErrorKind::kInvalidConfig, "scenario.input_tokens", 6);
+  expectError(kDecode + "scheduler: {max_batch: 4}\n", ErrorKind::kInvalidConfig, "scenario.scheduler", 6);
+  expectError(kDecode + "load: {impl: closed_loop, concurrency: 2}\n", ErrorKind::kInvalidConfig, "scenario.load", 6);
+  expectError(kDecode + "multi_turn: {turns: 2}\n", ErrorKind::kInvalidConfig, "scenario.multi_turn", 6);
+}
+
+TEST(ScenarioConfig, ServingNeedsRequestsAndLengths) {
+  using config::ErrorKind;
+  expectError(kServing, ErrorKind::kMissingKey, "scenario.requests");
+  expectError("name: s\ndescription: d\nkind: serving\noutput_tokens: 10\nrequests: 5\n", ErrorKind::kMissingKey,
+              "scenario.input_tokens");
+  expectError("name: s\ndescription: d\nkind: serving\ninput_tokens: 10\nrequests: 5\n", ErrorKind::kMissingKey,
+              "scenario.output_tokens");
+  expectError("name: s\ndescription: d\nkind: decode_step\nbatch: 4\n", ErrorKind::kMissingKey,
+              "scenario.context_length");
+}
+
+TEST(ScenarioConfig, LoadKeysBelongToTheirImpl) {
+  using config::ErrorKind;
+  const std::string base = kServing + kRequests;
+  expectError(base + "load: {impl: closed_loop, concurrency: 2, rate_per_s: 5}\n", ErrorKind::kInvalidConfig,
+              "scenario.load.rate_per_s", 7);
+  expectError(base + "load: {impl: closed_loop}\n", ErrorKind::kMissingKey, "scenario.load.concurrency", 7);
+  expectError(base + "load: {impl: closed_loop, concurrency: 0}\n", ErrorKind::kMissingKey, "scenario.load.concurrency",
+              7);
+  expectError(base + "load: {impl: trace}\n", ErrorKind::kMissingKey, "scenario.load.file", 7);
+  expectError(base + "load: {impl: poisson}\n", ErrorKind::kMissingKey, "scenario.load.rate_per_s", 7);
+  expectError(base + "load: {impl: poisson, rate_per_s: 1, concurrency: 4}\n", ErrorKind::kInvalidConfig,
+              "scenario.load.concurrency", 7);
+  expectError(base + "load: {impl: poisson, rate_per_s: 1, file: x.csv}\n", ErrorKind::kInvalidConfig,
+              "scenario.load.file", 7);
+  expectError(base + "load: {impl: open_loop}\n", ErrorKind::kOutOfRange, "scenario.load.impl", 7);
+}
+
+TEST(ScenarioConfig, ConversationsNeedClosedLoopLoad) {
+  using config::ErrorKind;
+  const std::string base = kServing + kRequests;
+  expectError(base + "load: {impl: poisson, rate_per_s: 2}\nmulti_turn: {turns: 2}\n", ErrorKind::kInvalidConfig,
+              "scenario.multi_turn", 8);
+  expectError(base + "load: {impl: trace, file: t.csv}\nmulti_turn: {turns: 4}\n", ErrorKind::kInvalidConfig,
+              "scenario.multi_turn", 8);
+  EXPECT_EQ(parseScenario(base + "load: {impl: poisson, rate_per_s: 2}\nmulti_turn: {turns: 1}\n").multiTurn.turns, 1);
+  EXPECT_EQ(parseScenario(base + "load: {impl: closed_loop, concurrency: 2}\nmulti_turn: {turns: 2}\n").multiTurn.turns,
+            2);
+}
+
+TEST(ScenarioConfig, SchedulerAndRatioValuesAreRangeChecked) {
+  using config::ErrorKind;
+  const std::string base = kServing + kRequests;
+  expectError(base + "scheduler: {max_batch: 0}\n", ErrorKind::kOutOfRange, "max_batch", 7);
+  expectError(base + "scheduler: {prefill_chunk: 0}\n", ErrorKind::kOutOfRange, "prefill_chunk", 7);
+  expectError(base + "scheduler: {max_bach: 4}\n", ErrorKind::kUnknownKey, "max_bach", 7);
+  expectError(base + "random_range_ratio: 1.5\n", ErrorKind::kOutOfRange, "random_range_ratio", 7);
+}
+
+}  // namespace
+}  // namespace scoville::workload

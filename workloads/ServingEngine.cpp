@@ -1,0 +1,372 @@
+#include "workloads/ServingEngine.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+
+#include "hw/kv/KvPlacementPolicy.h"
+#include "tlm/config/ConfigError.h"
+#include "tlm/config/Units.h"
+#include "workloads/PlatformDecode.h"
+
+namespace scoville::workload {
+
+using config::ConfigError;
+using config::ErrorKind;
+
+namespace {
+
+/// A step may not beat a bound by more than rounding (time is in picoseconds).
+constexpr double kRooflineSlack = 1e-9;
+
+std::string bytesText(double bytes) {
+  return config::formatQuantity(bytes, config::dim::kBytes);
+}
+
+}  // namespace
+
+struct ServingEngine::Replica {
+  int index = 0;
+  std::vector<int> chips;
+  std::vector<std::unique_ptr<StepPlanner>> planners;
+  std::vector<std::unique_ptr<StepDriver>> drivers;
+  std::unique_ptr<CollectiveGroup> group;
+  std::unique_ptr<ServingScheduler> scheduler;
+  std::unique_ptr<RoutingModel> routing;
+  std::vector<std::vector<uint64_t>> expertTokens;  // [layer][expert] of the current step
+  std::vector<int> expertOwner;                     // ep > 1: rank of each expert
+  ReplicaStats stats;
+  sc_core::sc_event work;
+};
+
+ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform,
+                             const ModelConfig& model, const ScenarioConfig& scenario, uint64_t seed,
+                             tlm::TimingMode mode, const ScenarioFiles& files)
+    : sc_core::sc_module(name), m_model(model), m_scenario(scenario), m_load(scenario, seed, files.loadTrace) {
+  const platform::PlatformConfig& config = platform.config();
+  const platform::PlacementConfig& placement = config.placement;
+  if (placement.pp > 1 || placement.disaggregation) {
+    throw ConfigError(
+        ErrorKind::kInvalidConfig, "",
+        fmt::format("platform '{}': serving with {} is not modelled yet (decode_step scenarios run it)", config.name,
+                    placement.pp > 1 ? "pipeline parallelism (placement.pp > 1)"
+                                     : "prefill/decode disaggregation (placement.disaggregation)"));
+  }
+  if (placement.kvCache.preemption == hw::KvPreemption::kSwap) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("platform '{}': placement.kv_cache.preemption swap is not modelled in serving yet "
+                                  "(no host tier in its data path); use recompute",
+                                  config.name));
+  }
+  if (scenario.load.impl == LoadKind::kTrace &&
+      m_load.traceRequests() < static_cast<std::size_t>(scenario.warmup() + scenario.requests)) {
+    throw ConfigError(ErrorKind::kInvalidConfig, files.loadTrace,
+                      fmt::format("the load trace holds {} requests but scenario '{}' warms up with {} and measures {}",
+                                  m_load.traceRequests(), scenario.name, scenario.warmup(), scenario.requests));
+  }
+  m_tp = placement.tp;
+  const hw::CollectiveAlgorithm algorithm = placement.allReduce;
+  std::vector<std::string> misfits;
+  const uint64_t longest = m_load.maxInputTokens() + m_load.maxOutputTokens() - 1;  // the last token is never fed
+  for (int d = 0; d < placement.dp; ++d) {
+    auto r = std::make_unique<Replica>();
+    r->index = d;
+    uint64_t kvCapacity = ~uint64_t{0};
+    for (int rank = 0; rank < m_tp; ++rank) {
+      const int chip = d * m_tp + rank;
+      const hw::ChipConfig& chipConfig = config.chipConfig(chip);
+      r->chips.push_back(chip);
+      r->planners.push_back(std::make_unique<StepPlanner>(model, chipConfig, shardFor(placement, model, rank, 0)));
+      const StepPlanner& planner = *r->planners.back();
+      const double free =
+          chipConfig.hbm.capacityBytes - static_cast<double>(planner.kvBase()) - placement.activationBytes;
+      m_chipMemory.push_back(ChipMemory{chip, planner.weightBytes(), std::max(0.0, free), placement.activationBytes,
+                                        chipConfig.hbm.capacityBytes});
+      if (free <= 0) {
+        misfits.push_back(fmt::format("{} ({}): weights {} + activations {} > HBM {}",
+                                      platform::PlatformConfig::chipName(chip), chipConfig.name,
+                                      bytesText(planner.weightBytes()), bytesText(placement.activationBytes),
+                                      bytesText(chipConfig.hbm.capacityBytes)));
+        continue;
+      }
+      kvCapacity = std::min(kvCapacity, static_cast<uint64_t>(free));
+    }
+    if (!misfits.empty()) continue;
+    // One cache per replica: every rank holds its slice of the same tokens, so the smallest
+    // rank's room bounds the blocks.
+    const StepPlanner& lead = *r->planners.front();
+    hw::KvTierCapacities capacities;
+    capacities.localHbmBytes = kvCapacity;
+    auto kv = std::make_unique<hw::KvBlockAllocator>(
+        placement.kvCache, hw::KvModelShape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()}, capacities,
+        hw::makeKvPlacementPolicy(placement.kvCache.placement));
+    const uint64_t capacityTokens = kv->capacityBlocks(hw::KvTier::kLocalHbm) * kv->blockTokens();
+    m_kvCapacityTokens = capacityTokens;
+    if (capacityTokens < longest) {
+      misfits.push_back(fmt::format(
+          "replica {}: the KV cache holds {} tokens ({} per chip at {} per token) but the longest request needs {}", d,
+          capacityTokens, bytesText(static_cast<double>(kvCapacity)),
+          bytesText(static_cast<double>(lead.kvBytesPerTokenPerLayer() * lead.stageLayers())), longest));
+      continue;
+    }
+    r->scheduler = std::make_unique<ServingScheduler>(scenario.scheduler, std::move(kv));
+    if (model.family == ModelFamily::kMoe) {
+      r->routing = makeRoutingModel(scenario.routing.impl == RoutingImpl::kTrace
+                                        ? [&] {
+                                            RoutingConfig c = scenario.routing;
+                                            c.file = files.routingTrace;
+                                            return c;
+                                          }()
+                                        : scenario.routing,
+                                    model.routedExperts, model.expertsPerToken, seed + static_cast<uint64_t>(d));
+      r->expertTokens.resize(static_cast<std::size_t>(model.layers));
+      if (placement.ep > 1) r->expertOwner = placement.expertOwners(model.routedExperts);
+    }
+    // Drivers and the tensor-parallel group, bound to the chips and their fabric interfaces.
+    if (m_tp > 1) {
+      const hw::FabricPortsConfig& ports = config.chipConfig(r->chips.front()).fabricPorts;
+      r->group = std::make_unique<CollectiveGroup>(fmt::format("tp_group{}", d).c_str(), r->chips, algorithm,
+                                                   CollectiveCost{ports.link.latencyS, ports.bandwidthBytesPerS()});
+      for (int rank = 0; rank < m_tp; ++rank) {
+        r->group->sockets[static_cast<std::size_t>(rank)].bind(
+            platform.fabric(r->chips[static_cast<std::size_t>(rank)]).fromChip);
+      }
+    }
+    for (int rank = 0; rank < m_tp; ++rank) {
+      hw::Chip& chip = platform.chip(r->chips[static_cast<std::size_t>(rank)]);
+      r->drivers.push_back(
+          std::make_unique<StepDriver>(fmt::format("driver{}", r->chips[static_cast<std::size_t>(rank)]).c_str(),
+                                       chip.config().sram.stagingBuffers, mode));
+      r->drivers.back()->loadPort.socket.bind(chip.socket());
+      r->drivers.back()->computePort.socket.bind(chip.socket());
+      if (r->group) r->drivers.back()->joinGroup(*r->group, rank);
+    }
+    m_replicas.push_back(std::move(r));
+  }
+  if (!misfits.empty()) {
+    throw ConfigError(
+        ErrorKind::kDoesNotFit, "",
+        fmt::format("model '{}' does not fit platform '{}' for scenario '{}' under placement tp {} x dp "
+                    "{}:\n  {}",
+                    model.name, config.name, scenario.name, placement.tp, placement.dp, fmt::join(misfits, "\n  ")));
+  }
+  m_firstMeasured = static_cast<uint64_t>(scenario.warmup()) + 1;
+  m_lastMeasured = m_firstMeasured + static_cast<uint64_t>(scenario.requests) - 1;
+  m_measuredLeft = static_cast<uint64_t>(scenario.requests);
+
+  for (int d = 0; d < static_cast<int>(m_replicas.size()); ++d) {
+    sc_core::sc_spawn([this, d] { replicaLoop(d); }, fmt::format("replica{}", d).c_str());
+  }
+  if (m_load.closedLoop()) {
+    sc_core::sc_spawn(
+        [this] {
+          for (int u = 0; u < m_load.users(); ++u) send(m_load.next(u, 0.0));
+        },
+        "users");
+  } else {
+    sc_core::sc_spawn([this] { openLoopSource(); }, "source");
+  }
+}
+
+ServingEngine::~ServingEngine() = default;
+
+std::string ServingEngine::error() const {
+  if (!m_error.empty()) return m_error;
+  for (const auto& r : m_replicas) {
+    for (const auto& d : r->drivers) {
+      if (!d->error().empty()) return d->error();
+    }
+    if (r->group && !r->group->error().empty()) return r->group->error();
+  }
+  return "";
+}
+
+const ReplicaStats& ServingEngine::replicaStats(int replica) const {
+  return m_replicas.at(static_cast<std::size_t>(replica))->stats;
+}
+
+std::vector<RequestRecord> ServingEngine::metricRecords() const {
+  std::vector<RequestRecord> out;
+  for (const RequestRecord& r : m_records) {
+    if (r.tokenTimes.empty()) continue;
+    out.push_back(r);
+    if (r.tokenTimes.size() < r.outputTokens) {
+      out.back().outputTokens = r.tokenTimes.size();
+      out.back().finish = r.tokenTimes.back();
+      out.back().measured = false;
+    }
+  }
+  return out;
+}
+
+const CollectiveGroup* ServingEngine::group(int replica) const {
+  return m_replicas.at(static_cast<std::size_t>(replica))->group.get();
+}
+
+ServingWindow ServingEngine::window() const {
+  ServingWindow w;
+  if (m_records.size() < m_lastMeasured) return w;
+  w.start = m_records[m_firstMeasured - 1].arrival;
+  for (uint64_t id = m_firstMeasured; id <= m_lastMeasured; ++id) {
+    w.start = std::min(w.start, m_records[id - 1].arrival);
+    w.end = std::max(w.end, m_records[id - 1].finish);
+  }
+  return w;
+}
+
+void ServingEngine::send(const Arrival& a) {
+  if (m_completed) return;
+  int replica = 0;
+  if (a.user >= 0) {
+    replica = a.user % static_cast<int>(m_replicas.size());  // a user stays on its replica
+  } else {
+    replica = m_nextReplica;
+    m_nextReplica = (m_nextReplica + 1) % static_cast<int>(m_replicas.size());
+  }
+  RequestRecord record;
+  record.id = a.id;
+  record.user = a.user;
+  record.replica = replica;
+  record.arrival = sc_core::sc_time_stamp().to_seconds();
+  record.inputTokens = a.inputTokens;
+  record.outputTokens = a.outputTokens;
+  record.measured = a.id >= m_firstMeasured && a.id <= m_lastMeasured;
+  record.tokenTimes.reserve(a.outputTokens);
+  m_records.push_back(std::move(record));
+  Replica& r = *m_replicas[static_cast<std::size_t>(replica)];
+  r.scheduler->submit(ServingRequest{a.id, a.inputTokens, a.outputTokens});
+  r.work.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ServingEngine::openLoopSource() {
+  while (!m_completed) {
+    const std::optional<Arrival> a = m_load.nextOpen();
+    if (!a) return;
+    const sc_core::sc_time at(a->time, sc_core::SC_SEC);
+    if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
+    send(*a);
+  }
+}
+
+void ServingEngine::route(Replica& r, uint64_t tokens) {
+  const std::size_t experts = static_cast<std::size_t>(m_model.routedExperts);
+  for (int l = 0; l < m_model.layers; ++l) {
+    std::vector<uint64_t>& counts = r.expertTokens[static_cast<std::size_t>(l)];
+    if (!m_model.isMoeLayer(l)) continue;
+    counts.assign(experts, 0);
+    r.routing->route(static_cast<uint32_t>(l), tokens, counts);
+    const double mean =
+        static_cast<double>(tokens * static_cast<uint64_t>(m_model.expertsPerToken)) / static_cast<double>(experts);
+    r.stats.expertImbalanceSum += static_cast<double>(*std::max_element(counts.begin(), counts.end())) / mean;
+    if (!r.expertOwner.empty()) {
+      std::vector<uint64_t> perChip(static_cast<std::size_t>(m_tp), 0);
+      for (std::size_t e = 0; e < experts; ++e) perChip[static_cast<std::size_t>(r.expertOwner[e])] += counts[e];
+      r.stats.chipImbalanceSum += static_cast<double>(*std::max_element(perChip.begin(), perChip.end())) /
+                                  (mean * static_cast<double>(experts) / m_tp);
+    } else {
+      r.stats.chipImbalanceSum += 1.0;  // every chip computes a slice of every expert
+    }
+    ++r.stats.routedLayers;
+  }
+}
+
+void ServingEngine::replicaLoop(int index) {
+  Replica& r = *m_replicas[static_cast<std::size_t>(index)];
+  const sc_core::sc_time overhead(m_scenario.scheduler.stepOverheadS, sc_core::SC_SEC);
+  while (!m_completed) {
+    StepBatch batch = r.scheduler->next();
+    if (batch.sequences.empty()) {
+      sc_core::wait(r.work);
+      continue;
+    }
+    if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
+    const uint64_t tokens = batch.tokens();
+    if (r.routing) {
+      route(r, tokens);
+      batch.expertTokens = &r.expertTokens;
+    }
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    for (std::size_t c = 0; c < r.drivers.size(); ++c) {
+      StepPlan plan = r.planners[c]->plan(batch);
+      r.stats.bytes += plan.bytesMoved;
+      r.stats.flops += plan.flops;
+      r.stats.collectiveBytes += plan.collectiveBytes;
+      r.drivers[c]->post(std::move(plan));
+    }
+    for (const auto& driver : r.drivers) {
+      while (!driver->idle() && driver->error().empty()) sc_core::wait(driver->stepDone());
+    }
+    if (!error().empty()) {
+      m_error = error();
+      sc_core::sc_stop();
+      return;
+    }
+    const double step = (sc_core::sc_time_stamp() - start).to_seconds();
+    for (std::size_t c = 0; c < r.drivers.size(); ++c) {
+      const StepPlan& plan = r.drivers[c]->plan();
+      const hw::ChipConfig& chip = r.planners[c]->chip();
+      const double bound = std::max(plan.memoryBoundS(chip), plan.computeBoundS(chip));
+      if (bound <= 0) continue;
+      const double ratio = step / bound;
+      if (m_tightestRatio == 0.0 || ratio < m_tightestRatio) m_tightestRatio = ratio;
+      if (step + kRooflineSlack < bound) ++m_rooflineViolations;
+    }
+    // Step statistics.
+    ReplicaStats& s = r.stats;
+    const StepDriver& lead = *r.drivers.front();
+    for (std::size_t i = 0; i < lead.plan().ops.size(); ++i) {
+      const PlannedOp& op = lead.plan().ops[i];
+      const StepDriver::OpTiming& t = lead.timings()[i];
+      OpTotals& o = s.perOp[op.name];
+      ++o.tiles;
+      o.bytes += static_cast<double>(op.bytes());
+      o.flops += op.flops();
+      o.vectorOps += op.vectorOps;
+      o.computeS += (t.computeEnd - t.computeStart).to_seconds();
+      o.stallS += (t.computeStart - (i > 0 ? lead.timings()[i - 1].collectiveEnd : start)).to_seconds();
+      o.collectiveS += (t.collectiveEnd - t.computeEnd).to_seconds();
+    }
+    ++s.steps;
+    uint64_t prefill = 0, decode = 0;
+    for (const StepSequence& q : batch.sequences) (q.tokens == 1 && q.context > 0 ? decode : prefill) += q.tokens;
+    s.sequences += batch.sequences.size();
+    s.prefillTokens += prefill;
+    s.decodeTokens += decode;
+    s.busyS += step;
+    if (decode == 0) {
+      ++s.prefillSteps;
+      s.prefillOnlyS += step;
+    } else if (prefill == 0) {
+      ++s.decodeSteps;
+      s.decodeOnlyS += step;
+    } else {
+      ++s.mixedSteps;
+      s.mixedS += step;
+    }
+    onStepDone(r.scheduler->complete());
+    s.peakKvBlocks = r.scheduler->kv().peakBlocks(hw::KvTier::kLocalHbm);
+    s.kvBlocks = r.scheduler->kv().capacityBlocks(hw::KvTier::kLocalHbm);
+    s.preemptions = r.scheduler->preemptions();
+  }
+}
+
+void ServingEngine::onStepDone(const std::vector<StepOutcome>& outcomes) {
+  const double now = sc_core::sc_time_stamp().to_seconds();
+  for (const StepOutcome& o : outcomes) {
+    RequestRecord& record = m_records[o.request - 1];
+    if (o.producedToken) {
+      if (record.tokenTimes.empty()) record.firstToken = now;
+      record.tokenTimes.push_back(now);
+    }
+    if (!o.finished) continue;
+    record.finish = now;
+    record.preemptions = o.preemptions;
+    if (record.measured && --m_measuredLeft == 0) {
+      m_completed = true;
+      sc_core::sc_stop();
+      return;
+    }
+    if (record.user >= 0) send(m_load.next(record.user, now));
+  }
+}
+
+}  // namespace scoville::workload

@@ -1,0 +1,161 @@
+#pragma once
+// The serving run: requests from a LoadGenerator served by dp data-parallel replicas of a
+// tensor-parallel group, each replica a ServingScheduler stepping its chips' StepDrivers.
+//
+// Per replica one SC_THREAD loops: compose the next step (ServingScheduler::next), route its
+// tokens through each MoE layer (the scenario's routing model, one stream per replica), plan
+// every chip's shard of the step (StepPlanner), post the plans to the chips' drivers, wait until
+// all have finished (their collectives keep the group in lockstep), then apply the step
+// (ServingScheduler::complete) and record each request's token times. The step time is thus the
+// chips' simulated time; nothing here computes a duration. A step whose time beats any chip's
+// roofline (bytes / HBM bandwidth, FLOPs / peak) is counted as a violation.
+//
+// Requests: closed loop, each finished request makes its user send the next at once; open loop,
+// a source thread sends them at their arrival times, round robin over the replicas. Requests are
+// numbered in sending order; the first scenario.warmup() are warm-up, the next scenario.requests
+// are measured, and the load keeps running until every measured request has finished, so that
+// they all see the full load. The run then stops (sc_stop). The measurement window runs from the
+// first measured request's arrival to the last one's finish.
+//
+// Not modelled yet (rejected with a ConfigError): pipeline parallelism (pp > 1), prefill/decode
+// disaggregation, and swap preemption (no host tier in the serving data path).
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "platforms/Platform.h"
+#include "tlm/TimingMode.h"
+#include "tlm/stats/StatsGroup.h"
+#include "workloads/CollectiveGroup.h"
+#include "workloads/LoadGenerator.h"
+#include "workloads/ModelConfig.h"
+#include "workloads/Routing.h"
+#include "workloads/ScenarioConfig.h"
+#include "workloads/ServingMetrics.h"
+#include "workloads/ServingScheduler.h"
+#include "workloads/StepDriver.h"
+#include "workloads/StepPlan.h"
+
+namespace scoville::workload {
+
+/// Files a scenario refers to, resolved by the loader.
+struct ScenarioFiles {
+  std::string loadTrace;
+  std::string routingTrace;
+};
+
+/// Where one op class's time went on a replica's first chip, summed over steps.
+struct OpTotals {
+  uint64_t tiles = 0;
+  double bytes = 0.0;
+  double flops = 0.0;
+  double vectorOps = 0.0;
+  double computeS = 0.0;     ///< tensor-core and vector-unit time
+  double stallS = 0.0;       ///< compute stream waiting for the op's operands
+  double collectiveS = 0.0;  ///< collectives after the op
+};
+
+/// Step statistics of one replica.
+struct ReplicaStats {
+  uint64_t steps = 0;
+  uint64_t prefillSteps = 0;  ///< steps feeding only prompt tokens
+  uint64_t decodeSteps = 0;   ///< steps feeding only decode tokens
+  uint64_t mixedSteps = 0;
+  uint64_t sequences = 0;  ///< summed over steps
+  uint64_t prefillTokens = 0;
+  uint64_t decodeTokens = 0;
+  double busyS = 0.0;  ///< summed step times
+  double prefillOnlyS = 0.0;
+  double decodeOnlyS = 0.0;
+  double mixedS = 0.0;
+  double bytes = 0.0;  ///< bytes every chip moved, summed
+  double flops = 0.0;
+  double collectiveBytes = 0.0;
+  uint64_t peakKvBlocks = 0;
+  uint64_t kvBlocks = 0;  ///< capacity
+  uint64_t preemptions = 0;
+  // Mixture of experts: max / mean tokens per expert, and per chip (ep > 1), per routed layer.
+  double expertImbalanceSum = 0.0;
+  double chipImbalanceSum = 0.0;
+  uint64_t routedLayers = 0;
+  std::map<std::string, OpTotals> perOp;  ///< of the replica's tensor-parallel rank 0
+};
+
+class ServingEngine : public sc_core::sc_module {
+ public:
+  /// Checks the placement and that every chip holds its weights and a replica's KV cache holds
+  /// the longest request. Throws config::ConfigError (kInvalidConfig for what is not modelled
+  /// yet, kDoesNotFit with the numbers).
+  ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform, const ModelConfig& model,
+                const ScenarioConfig& scenario, uint64_t seed, tlm::TimingMode mode, const ScenarioFiles& files);
+  ServingEngine(const ServingEngine&) = delete;
+  ServingEngine& operator=(const ServingEngine&) = delete;
+  ~ServingEngine() override;
+
+  /// True once every measured request has finished.
+  bool completed() const { return m_completed; }
+  /// The first error a driver, group or the engine met; empty when none.
+  std::string error() const;
+
+  /// Every request sent, by id - 1. Requests still running when the run stopped (warm-up or
+  /// load-keeping ones) have finish 0 and fewer token times than output tokens.
+  const std::vector<RequestRecord>& records() const { return m_records; }
+  /// The records the metrics count: finished requests as they are, unfinished ones cut to the
+  /// tokens they produced (unmeasured; their tokens inside the window still count towards
+  /// throughput), requests without any token left out.
+  std::vector<RequestRecord> metricRecords() const;
+  ServingWindow window() const;
+  int replicas() const { return static_cast<int>(m_replicas.size()); }
+  int tp() const { return m_tp; }
+  const ReplicaStats& replicaStats(int replica) const;
+  /// The tensor-parallel group of `replica`; null for tp = 1.
+  const CollectiveGroup* group(int replica) const;
+  /// Per-chip KV capacity (bytes) and weights, by platform chip.
+  struct ChipMemory {
+    int chip = 0;
+    double weightBytes = 0.0;
+    double kvCapacityBytes = 0.0;
+    double activationBytes = 0.0;
+    double hbmBytes = 0.0;
+  };
+  const std::vector<ChipMemory>& chipMemory() const { return m_chipMemory; }
+  /// Steps whose time beat a chip's roofline, and the smallest time / bound ratio seen.
+  uint64_t rooflineViolations() const { return m_rooflineViolations; }
+  double tightestRooflineRatio() const { return m_tightestRatio; }
+  /// Tokens of KV one replica's cache holds.
+  uint64_t kvCapacityTokens() const { return m_kvCapacityTokens; }
+
+ private:
+  struct Replica;
+
+  void replicaLoop(int replica);
+  void openLoopSource();
+  void send(const Arrival& arrival);
+  void onStepDone(const std::vector<StepOutcome>& outcomes);
+  /// Routing of the step's tokens through every MoE layer, and its imbalance statistics.
+  void route(Replica& r, uint64_t tokens);
+
+  const ModelConfig m_model;
+  const ScenarioConfig m_scenario;
+  int m_tp = 1;
+  std::vector<std::unique_ptr<Replica>> m_replicas;
+  std::vector<ChipMemory> m_chipMemory;
+  LoadGenerator m_load;
+  std::vector<RequestRecord> m_records;  // by request id - 1
+  std::vector<int> m_replicaOf;          // by request id - 1
+  uint64_t m_firstMeasured = 0;          // ids (firstMeasured, lastMeasured] ... see window()
+  uint64_t m_lastMeasured = 0;
+  uint64_t m_measuredLeft = 0;
+  bool m_completed = false;
+  std::string m_error;
+  uint64_t m_rooflineViolations = 0;
+  double m_tightestRatio = 0.0;
+  uint64_t m_kvCapacityTokens = 0;
+  int m_nextReplica = 0;
+};
+
+}  // namespace scoville::workload

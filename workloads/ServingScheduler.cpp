@@ -1,0 +1,160 @@
+#include "workloads/ServingScheduler.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <stdexcept>
+
+namespace scoville::workload {
+
+ServingScheduler::ServingScheduler(const SchedulerConfig& config, std::unique_ptr<hw::KvBlockAllocator> kv)
+    : m_config(config), m_kv(std::move(kv)) {}
+
+void ServingScheduler::submit(const ServingRequest& request) {
+  if (request.id == 0 || m_sequences.count(request.id) != 0) {
+    throw std::invalid_argument(fmt::format("serving request id {} is zero or already queued", request.id));
+  }
+  // The most KV it ever holds: the prompt and every output token but the last (never fed back).
+  const uint64_t peak = request.inputTokens + std::max<uint64_t>(request.outputTokens, 1) - 1;
+  const uint64_t blocks = (peak + m_kv->blockTokens() - 1) / m_kv->blockTokens();
+  const uint64_t capacity = capacityBlocks();
+  if (blocks > capacity) {
+    throw std::invalid_argument(fmt::format(
+        "request {} needs {} KV blocks ({} prompt + {} output tokens less the last, {} tokens per block) but the "
+        "cache holds {}",
+        request.id, blocks, request.inputTokens, request.outputTokens, m_kv->blockTokens(), capacity));
+  }
+  Sequence& s = m_sequences[request.id];
+  s.request = request;
+  s.prefillTarget = request.inputTokens;
+  m_waiting.push_back(request.id);
+}
+
+uint64_t ServingScheduler::capacityBlocks() const {
+  uint64_t total = 0;
+  for (hw::KvTier tier : hw::kKvTiers) {
+    if (tier != hw::KvTier::kHost) total += m_kv->capacityBlocks(tier);
+  }
+  return total;
+}
+
+uint64_t ServingScheduler::freeBlocks() const {
+  const hw::KvTierBlocks free = m_kv->freeBlocks();
+  uint64_t total = 0;
+  for (hw::KvTier tier : hw::kKvTiers) {
+    if (tier != hw::KvTier::kHost) total += free[hw::kvTierIndex(tier)];
+  }
+  return total;
+}
+
+uint64_t ServingScheduler::watermark() const {
+  if (m_config.kvWatermark <= 0) return 0;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(m_config.kvWatermark * static_cast<double>(capacityBlocks())));
+}
+
+int ServingScheduler::preemptionsOf(uint64_t request) const {
+  const auto it = m_sequences.find(request);
+  return it == m_sequences.end() ? 0 : it->second.preemptions;
+}
+
+void ServingScheduler::preempt(const std::vector<hw::KvPreempted>& victims) {
+  // Victims come newest first; each returns to the front of the queue, so the oldest ends first.
+  for (const hw::KvPreempted& victim : victims) {
+    Sequence& s = m_sequences.at(victim.requestId);
+    ++s.preemptions;
+    ++m_preemptions;
+    // Recompute: re-run everything it held (a request preempted before sampling re-runs its
+    // prompt and samples at the end, as the first time).
+    s.samplesAtPrefillEnd = s.generated == 0;
+    // (Everything it held: the prompt and every generated token but the last, which is fed by
+    // the next decode; not s.kv, which falls short when it is preempted again mid-recompute.)
+    s.prefillTarget = s.generated == 0 ? s.request.inputTokens : s.request.inputTokens + s.generated - 1;
+    s.kv = 0;
+    m_running.erase(std::find(m_running.begin(), m_running.end(), victim.requestId));
+    m_waiting.push_front(victim.requestId);
+  }
+}
+
+StepBatch ServingScheduler::next() {
+  m_step.clear();
+  m_stepIds.clear();
+  const auto maxBatch = static_cast<std::size_t>(m_config.maxBatch);
+  uint64_t budget = static_cast<uint64_t>(m_config.maxTokensPerStep);
+
+  // 1. Decodes, oldest first; each first makes room for its new token's KV.
+  for (std::size_t i = 0; i < m_running.size() && m_step.size() < maxBatch && budget > 0; ++i) {
+    const uint64_t id = m_running[i];
+    if (!m_sequences.at(id).decoding()) continue;
+    hw::KvAllocation grown = m_kv->append(id, 1);
+    if (!grown.preempted.empty()) {
+      // Victims are the newest requests: later in m_running than i (or this one itself).
+      preempt(grown.preempted);
+      if (!grown.ok) break;  // it preempted itself: nothing newer is left
+    }
+    m_step.push_back(Planned{id, 1});
+    --budget;
+  }
+  // 2. Prompts in progress, then 3. newly admitted ones.
+  for (std::size_t i = 0; i < m_running.size() && m_step.size() < maxBatch && budget > 0; ++i) {
+    const uint64_t id = m_running[i];
+    const Sequence& s = m_sequences.at(id);
+    if (s.decoding()) continue;
+    const uint64_t chunk = std::min({s.prefillTarget - s.kv, static_cast<uint64_t>(m_config.prefillChunk), budget});
+    m_step.push_back(Planned{id, chunk});
+    budget -= chunk;
+  }
+  while (!m_waiting.empty() && m_step.size() < maxBatch && budget > 0) {
+    const uint64_t id = m_waiting.front();
+    Sequence& s = m_sequences.at(id);
+    // Admission keeps a watermark of free blocks (kv_watermark) so that running requests can grow:
+    // a request admitted into the last free blocks would preempt itself at its first new block.
+    // With nothing running, it only has to fit.
+    const uint64_t need = (s.prefillTarget + m_kv->blockTokens() - 1) / m_kv->blockTokens();
+    if (!m_running.empty() && freeBlocks() < need + watermark()) break;
+    if (!m_kv->admit(id, s.prefillTarget).ok) break;  // first come, first served: no overtaking
+    m_waiting.pop_front();
+    m_running.push_back(id);
+    const uint64_t chunk = std::min({s.prefillTarget, static_cast<uint64_t>(m_config.prefillChunk), budget});
+    m_step.push_back(Planned{id, chunk});
+    budget -= chunk;
+  }
+
+  StepBatch batch;
+  const uint64_t slots = m_kv->capacityBlocks(hw::KvTier::kLocalHbm);
+  batch.kvLayerStride = slots * m_kv->layerBlockBytes();
+  for (const Planned& p : m_step) {
+    const Sequence& s = m_sequences.at(p.id);
+    const bool lastChunk = !s.decoding() && s.kv + p.tokens == s.prefillTarget;
+    const std::vector<hw::KvBlock>& blocks = m_kv->blocks(p.id);
+    batch.sequences.push_back(StepSequence{p.id, s.kv, p.tokens, s.decoding() || (lastChunk && s.samplesAtPrefillEnd),
+                                           blocks.empty() ? 0 : m_kv->address(blocks.front(), 0)});
+    m_stepIds.push_back(p.id);
+  }
+  return batch;
+}
+
+std::vector<StepOutcome> ServingScheduler::complete() {
+  std::vector<StepOutcome> out;
+  for (const Planned& p : m_step) {
+    Sequence& s = m_sequences.at(p.id);
+    const bool wasDecoding = s.decoding();
+    s.kv += p.tokens;
+    StepOutcome o{p.id, false, false, s.preemptions};
+    if (wasDecoding || (s.decoding() && s.samplesAtPrefillEnd)) {
+      ++s.generated;
+      o.producedToken = true;
+    }
+    if (s.decoding()) s.samplesAtPrefillEnd = true;  // later prefills (after preemption) are recomputes
+    if (s.generated >= s.request.outputTokens) {
+      o.finished = true;
+      m_kv->release(p.id);
+      m_running.erase(std::find(m_running.begin(), m_running.end(), p.id));
+      m_sequences.erase(p.id);
+    }
+    out.push_back(o);
+  }
+  m_step.clear();
+  m_stepIds.clear();
+  return out;
+}
+
+}  // namespace scoville::workload

@@ -1,0 +1,203 @@
+#pragma once
+// The operations of one engine step of a transformer on one chip, derived from first principles:
+// the bytes every op moves and the GEMM shapes it computes, with weights and KV cache at explicit
+// HBM addresses. A step runs a batch of sequences, each feeding one token (decode) or a chunk of
+// its prompt (prefill) on top of the context it already holds. Dense and mixture-of-experts
+// layers, GQA and MLA attention (MLA decode in the absorbed form), sliding-window layers and
+// attention sinks are planned. Pure data: the StepDriver turns a plan into TLM transactions.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hw/ChipConfig.h"
+#include "tlm/OpExtension.h"
+#include "workloads/ModelConfig.h"
+#include "workloads/ScenarioConfig.h"
+
+namespace scoville::workload {
+
+/// One memory transaction of an op.
+struct MemoryAccess {
+  tlm::OpKind kind = tlm::OpKind::kRead;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+};
+
+/// A collective the tensor-parallel group runs after an op's compute (its result feeds the next op).
+struct PlannedCollective {
+  enum class Kind { kNone, kAllReduce, kAllGather };
+  Kind kind = Kind::kNone;
+  uint64_t bytes = 0;  ///< the full buffer each chip holds (see hw::expandCollective)
+};
+
+/// One tile of the layer pipeline: memory traffic that fits one SRAM staging buffer, then the
+/// GEMMs that consume it. Large weight matrices and long KV caches are split into many tiles so
+/// that loading tile i+1 overlaps computing tile i, as a streaming accelerator does.
+struct PlannedOp {
+  std::string name;    ///< op class: "qkv_proj", "attention", ..., "lm_head"
+  uint32_t layer = 0;  ///< 0-based layer; model.layers for embedding/LM head
+  std::vector<MemoryAccess> accesses;
+  std::vector<tlm::GemmShape> gemms;
+  double vectorOps = 0.0;                        ///< element operations on the vector unit after the GEMMs
+  PlannedCollective after{};                     ///< run by the tensor-parallel group once this op has computed
+  uint64_t sendNext = 0;                         ///< bytes sent to the same rank of the next pipeline stage after that
+  tlm::LlmPhase phase = tlm::LlmPhase::kDecode;  ///< the phase its transactions are attributed to
+
+  uint64_t bytes() const;
+  double flops() const;
+};
+
+/// Which slice of the model a chip computes. Tensor parallelism (Megatron-style): query heads, KV
+/// heads (replicated when there are fewer than tp), FFN and expert columns and vocabulary rows
+/// are split tp ways; rank r takes the r-th contiguous part (the first parts one larger when the
+/// split is uneven). MLA's down-projections and latent cache are replicated on every rank.
+/// Expert parallelism inside the group (ep = tp): each rank holds whole experts instead, those
+/// `expertOwner` maps to it. Pipeline parallelism: stage s of pp holds the s-th contiguous run of
+/// layers (the first runs one longer when uneven); stage 0 also the embedding, the last stage the
+/// final norm and the LM head.
+struct ModelShard {
+  ModelShard(int tp = 1, int rank = 0, int pp = 1, int stage = 0, int ep = 1, std::vector<int> expertOwner = {})
+      : tp(tp), rank(rank), pp(pp), stage(stage), ep(ep), expertOwner(std::move(expertOwner)) {}
+
+  int tp = 1;
+  int rank = 0;
+  int pp = 1;
+  int stage = 0;
+  int ep = 1;                    ///< 1: experts sliced tp ways; tp: whole experts spread over the ranks
+  std::vector<int> expertOwner;  ///< ep = tp: the rank holding each routed expert
+};
+
+/// Elements of a `total`-wide dimension rank `rank` of `parts` holds.
+uint64_t shardOf(uint64_t total, int parts, int rank);
+
+/// Tokens the queries of a chunk attend to in total: `tokens` new tokens after `context` cached
+/// ones, query j (1-based) seeing min(context + j, window) tokens (window 0: unlimited).
+uint64_t attendedTokens(uint64_t context, uint64_t tokens, uint64_t window);
+
+/// One sequence's part of a step.
+struct StepSequence {
+  uint64_t request = 0;
+  uint64_t context = 0;    ///< tokens in its KV cache before the step
+  uint64_t tokens = 1;     ///< tokens it feeds: 1 decoding, a prompt chunk prefilling
+  bool samples = true;     ///< the step produces one of its output tokens (decode, last prompt chunk)
+  uint64_t kvAddress = 0;  ///< chip HBM address of its first KV byte in the stage's first layer
+};
+
+/// What one step runs on a chip.
+struct StepBatch {
+  std::vector<StepSequence> sequences;
+  /// Bytes from one layer's KV region to the next: a sequence's KV of stage layer i starts at
+  /// kvAddress + i x kvLayerStride.
+  uint64_t kvLayerStride = 0;
+  /// Tokens routed to each expert, [model layer][routed expert] (empty rows for dense layers);
+  /// required for a mixture-of-experts model. Every rank of a group gets the same routing.
+  const std::vector<std::vector<uint64_t>>* expertTokens = nullptr;
+
+  uint64_t tokens() const;
+};
+
+struct StepPlan {
+  std::vector<PlannedOp> ops;
+  ModelShard shard;
+  /// The first op waits for the previous pipeline stage's activations (every stage but the first).
+  bool receivesFromPrevious = false;
+  tlm::Precision computePrecision = tlm::Precision::kBf16;
+  uint64_t batch = 0;            ///< sequences in the step
+  uint64_t tokens = 0;           ///< tokens the step feeds
+  double weightBytes = 0.0;      ///< bytes of the weights this chip holds
+  double kvBytes = 0.0;          ///< bytes of this chip's KV cache of the step's sequences after the step
+  double collectiveBytes = 0.0;  ///< bytes of all collective buffers (per chip) the step reduces or gathers
+  double bytesMoved = 0.0;       ///< all bytes the step reads and writes
+  double flops = 0.0;            ///< all FLOPs of the step's GEMMs
+  double vectorOps = 0.0;        ///< all element operations of the step (norms, softmax, activations)
+  double expertTokens = 0.0;     ///< tokens x experts this chip computed (mixture of experts)
+
+  /// Roofline lower bounds of the step on `chip`.
+  double memoryBoundS(const hw::ChipConfig& chip) const { return bytesMoved / chip.hbm.bandwidthBytesPerS; }
+  double computeBoundS(const hw::ChipConfig& chip) const { return flops / chip.tensorCore.peakFlops(computePrecision); }
+};
+
+/// Plans steps of one chip's shard of a model. Construction lays the shard's weights out in HBM
+/// from address 0 (each tensor on a 4 KiB boundary, stored output-major so a tile of output
+/// columns is one contiguous read; experts of a layer back to back in expert order); the KV
+/// cache goes above them (kvBase()). Tiles hold at most chip.sram.bufferBytes().
+///
+/// Per layer a step runs: norm; the attention projections (GQA: one QKV GEMM; MLA: query down
+/// and up projections, KV down-projection); attention over each sequence's real context (the
+/// window on sliding layers), reading the cached KV and appending the new tokens' (MLA decodes in
+/// the absorbed form over the latent, prefills by decompressing K and V); the output projection;
+/// norm; the FFN (dense; or router, the routed experts with the tokens the routing gives them,
+/// and the shared experts). Then the final norm, the LM head and sampling for the sequences that
+/// sample. Under tp > 1 the embedding, attention and FFN outputs are all-reduced (tokens x hidden
+/// activations) and the LM head's per-rank best tokens all-gathered.
+class StepPlanner {
+ public:
+  /// Throws ConfigError kInvalidConfig when the chip cannot compute in the model's precision,
+  /// heads or experts do not split tp ways, pp exceeds the layers, or ep is neither 1 nor tp;
+  /// kDoesNotFit when the smallest weight tile exceeds a staging buffer.
+  StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard);
+
+  /// Plans one step. Throws std::invalid_argument for a mixture-of-experts model without routing.
+  StepPlan plan(const StepBatch& batch) const;
+
+  const ModelConfig& model() const { return m_model; }
+  const hw::ChipConfig& chip() const { return m_chip; }
+  const ModelShard& shard() const { return m_shard; }
+  /// Bytes of the weights this chip holds (scales included).
+  double weightBytes() const { return static_cast<double>(m_weightBytes); }
+  /// First HBM address above the weights.
+  uint64_t kvBase() const { return m_kvBase; }
+  /// KV bytes one token adds in one layer on this chip.
+  uint64_t kvBytesPerTokenPerLayer() const { return m_kvPerTokenLayer; }
+  /// Layers of this chip's stage: [firstLayer(), firstLayer() + stageLayers()).
+  uint32_t firstLayer() const { return m_firstLayer; }
+  uint32_t stageLayers() const { return m_stageLayers; }
+
+ private:
+  struct LayerWeights {
+    uint64_t qkv = 0;                // GQA: Q, K, V (and biases); MLA: query up-projection
+    uint64_t qDown = 0, kvDown = 0;  // MLA
+    uint64_t kvUp = 0;               // MLA: per-head K (no RoPE) and V up-projection
+    uint64_t o = 0;
+    uint64_t up = 0, down = 0;  // dense FFN or shared experts
+    uint64_t router = 0;
+    std::vector<uint64_t> experts;  // routed experts this chip holds, by expert (~0 for others)
+  };
+  class Builder;
+
+  uint64_t take(uint64_t bytes);
+
+  ModelConfig m_model;
+  hw::ChipConfig m_chip;
+  ModelShard m_shard;
+  uint32_t m_firstLayer = 0;
+  uint32_t m_stageLayers = 0;
+  bool m_firstStage = true;
+  bool m_lastStage = true;
+  // This rank's slice.
+  uint64_t m_qHeads = 0, m_kvHeads = 0;  // GQA heads (MLA: query heads only)
+  uint64_t m_ffnInter = 0;               // dense FFN columns
+  uint64_t m_expertInter = 0;            // columns of each routed expert this chip holds
+  uint64_t m_sharedInter = 0;            // shared-expert columns (all shared experts together)
+  uint64_t m_vocab = 0;
+  uint64_t m_kvPerTokenLayer = 0;
+  uint64_t m_expertBytes = 0;  // one routed expert's slice: gate + up, then down
+  uint64_t m_expertUpBytes = 0;
+  uint64_t m_embedding = 0, m_lmHead = 0;
+  std::vector<LayerWeights> m_layers;  // stage layers
+  uint64_t m_next = 0;
+  uint64_t m_weightBytes = 0;
+  uint64_t m_kvBase = 0;
+};
+
+/// Plans one decode step, on one chip of a tensor-parallel group and pipeline stage, of `batch`
+/// requests with `scenario.contextLength` tokens each (each request's KV cache contiguous per
+/// layer above the weights, requests side by side). MoE models route their tokens uniformly
+/// (seed 1). Throws ConfigError: kDoesNotFit when weights + KV cache + reservedBytes exceed HBM
+/// capacity (with the numbers), and as StepPlanner.
+StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
+                        ModelShard shard = {}, int batch = -1, double reservedBytes = 0.0);
+
+}  // namespace scoville::workload
