@@ -33,6 +33,7 @@ struct RunOptions {
   std::string timing = "lt";
   bool quiet = false;
   bool verbose = false;
+  bool exactAllChips = false;
 };
 
 /// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
@@ -246,6 +247,9 @@ int runCommand(const Args& args, std::ostream& out) {
       "timing", po::value(&options.timing)->default_value(options.timing),
       "timing mode: lt (loosely timed, b_transport + quantum keeper: fast) or at (approximately timed, "
       "4-phase nb_transport: queues, scheduling policies, backpressure)")(
+      "exact-all-chips", po::bool_switch(&options.exactAllChips),
+      "serving: simulate every chip's memory and compute, also on tensor-parallel ranks that provably repeat "
+      "their rank 0 (which otherwise mirror it: same results, less wall time)")(
       "quiet,q", po::bool_switch(&options.quiet), "print only errors")("verbose,v", po::bool_switch(&options.verbose),
                                                                        "print the resolved inputs too");
   po::variables_map vm;
@@ -283,7 +287,7 @@ int runCommand(const Args& args, std::ostream& out) {
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   if (serving) {
     workload::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
-                                   inputs.scenarioFiles);
+                                   inputs.scenarioFiles, !options.exactAllChips);
     prepareOutputDirectory(options.out);
     if (options.verbose) {
       out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} replicas of tp {}, seed {}\n",

@@ -108,6 +108,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
             {"rated_power_w", rated}}},
           {"window", {{"start_s", metrics.window.start}, {"end_s", metrics.window.end}}},
           {"metrics", workload::servingMetricsJson(metrics, chips, rated)},
+          {"mirrored_chips", engine.mirroredChips()},
           {"kv_cache_capacity_tokens_per_replica", engine.kvCapacityTokens()},
           {"preemptions", preemptions},
           {"moe_routing",

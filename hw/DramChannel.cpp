@@ -13,16 +13,26 @@ void splitIntoSegments(int channelCount, uint64_t granule, uint64_t address, uin
   const uint64_t firstGranule = address / granule;
   const uint64_t lastGranule = (address + bytes - 1) / granule;
   const uint64_t granules = lastGranule - firstGranule + 1;
+  // Channel offset o holds granules firstGranule + o + j * channels, j = 0 .. count(o) - 1: the
+  // first `extra` offsets one more than the others. Divisions are done once, not per channel.
+  const uint64_t perChannel = granules / channels;
+  const uint64_t extra = granules % channels;
+  uint64_t channel = firstGranule % channels;
+  uint64_t row = firstGranule / channels;  // the granule's index within its channel
+  const uint64_t end = address + bytes;
   for (uint64_t offset = 0; offset < std::min(granules, channels); ++offset) {
-    // Granules firstGranule + offset + j * channels (j = 0, 1, ...) form one channel-local range.
     const uint64_t g = firstGranule + offset;
-    const uint64_t count = (granules - offset + channels - 1) / channels;
+    const uint64_t count = perChannel + (offset < extra ? 1 : 0);
     const uint64_t lastOfChannel = g + (count - 1) * channels;
     const uint64_t begin = std::max(address, g * granule);
-    const uint64_t end = std::min(address + bytes, (lastOfChannel + 1) * granule);
-    const uint64_t localBegin = (g / channels) * granule + (begin - g * granule);
-    const uint64_t segmentBytes = (count - 1) * granule + (end - lastOfChannel * granule) - (begin - g * granule);
-    out.push_back(DramSegment{static_cast<int>(g % channels), localBegin, segmentBytes, write});
+    const uint64_t stop = std::min(end, (lastOfChannel + 1) * granule);
+    const uint64_t localBegin = row * granule + (begin - g * granule);
+    const uint64_t segmentBytes = (count - 1) * granule + (stop - lastOfChannel * granule) - (begin - g * granule);
+    out.push_back(DramSegment{static_cast<int>(channel), localBegin, segmentBytes, write});
+    if (++channel == channels) {
+      channel = 0;
+      ++row;
+    }
   }
 }
 

@@ -34,13 +34,14 @@ struct ServingEngine::Replica {
   std::unique_ptr<RoutingModel> routing;
   std::vector<std::vector<uint64_t>> expertTokens;  // [layer][expert] of the current step
   std::vector<int> expertOwner;                     // ep > 1: rank of each expert
+  std::vector<bool> mirrors;                        // per rank: mirrors rank 0
   ReplicaStats stats;
   sc_core::sc_event work;
 };
 
 ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform,
                              const ModelConfig& model, const ScenarioConfig& scenario, uint64_t seed,
-                             tlm::TimingMode mode, const ScenarioFiles& files)
+                             tlm::TimingMode mode, const ScenarioFiles& files, bool mirror)
     : sc_core::sc_module(name), m_model(model), m_scenario(scenario), m_load(scenario, seed, files.loadTrace) {
   const platform::PlatformConfig& config = platform.config();
   const platform::PlacementConfig& placement = config.placement;
@@ -132,6 +133,9 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       }
     }
     for (int rank = 0; rank < m_tp; ++rank) {
+      r->mirrors.push_back(mirror && rank > 0 && r->planners[static_cast<std::size_t>(rank)]->plansLike(lead));
+    }
+    for (int rank = 0; rank < m_tp; ++rank) {
       hw::Chip& chip = platform.chip(r->chips[static_cast<std::size_t>(rank)]);
       r->drivers.push_back(
           std::make_unique<StepDriver>(fmt::format("driver{}", r->chips[static_cast<std::size_t>(rank)]).c_str(),
@@ -196,6 +200,12 @@ std::vector<RequestRecord> ServingEngine::metricRecords() const {
     }
   }
   return out;
+}
+
+int ServingEngine::mirroredChips() const {
+  int mirrored = 0;
+  for (const auto& r : m_replicas) mirrored += static_cast<int>(std::count(r->mirrors.begin(), r->mirrors.end(), true));
+  return mirrored;
 }
 
 const CollectiveGroup* ServingEngine::group(int replica) const {
@@ -286,11 +296,12 @@ void ServingEngine::replicaLoop(int index) {
     }
     const sc_core::sc_time start = sc_core::sc_time_stamp();
     for (std::size_t c = 0; c < r.drivers.size(); ++c) {
-      StepPlan plan = r.planners[c]->plan(batch);
+      // Mirrors get a copy of rank 0's plan (plansLike: their own would be equal).
+      StepPlan plan = r.mirrors[c] ? r.drivers.front()->plan() : r.planners[c]->plan(batch);
       r.stats.bytes += plan.bytesMoved;
       r.stats.flops += plan.flops;
       r.stats.collectiveBytes += plan.collectiveBytes;
-      r.drivers[c]->post(std::move(plan));
+      r.drivers[c]->post(std::move(plan), r.mirrors[c] ? r.drivers.front().get() : nullptr);
     }
     for (const auto& driver : r.drivers) {
       while (!driver->idle() && driver->error().empty()) sc_core::wait(driver->stepDone());

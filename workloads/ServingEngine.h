@@ -90,8 +90,15 @@ class ServingEngine : public sc_core::sc_module {
   /// Checks the placement and that every chip holds its weights and a replica's KV cache holds
   /// the longest request. Throws config::ConfigError (kInvalidConfig for what is not modelled
   /// yet, kDoesNotFit with the numbers).
+  ///
+  /// `mirror`: a rank whose planner plans exactly like its replica's rank 0 (same slice, layout
+  /// and chip type; StepPlanner::plansLike) gets the same plan every step and, its chip seeing
+  /// exactly the same transactions, exactly the same timing; it then mirrors rank 0 (see
+  /// StepDriver::post) instead of simulating its chip's memory and compute again. Collectives
+  /// still run on every chip. Off (`false`): every chip simulates its own transactions.
   ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform, const ModelConfig& model,
-                const ScenarioConfig& scenario, uint64_t seed, tlm::TimingMode mode, const ScenarioFiles& files);
+                const ScenarioConfig& scenario, uint64_t seed, tlm::TimingMode mode, const ScenarioFiles& files,
+                bool mirror = true);
   ServingEngine(const ServingEngine&) = delete;
   ServingEngine& operator=(const ServingEngine&) = delete;
   ~ServingEngine() override;
@@ -126,6 +133,8 @@ class ServingEngine : public sc_core::sc_module {
   /// Steps whose time beat a chip's roofline, and the smallest time / bound ratio seen.
   uint64_t rooflineViolations() const { return m_rooflineViolations; }
   double tightestRooflineRatio() const { return m_tightestRatio; }
+  /// Chips that mirror their replica's rank 0 (their modules count none of the traffic).
+  int mirroredChips() const;
   /// Tokens of KV one replica's cache holds.
   uint64_t kvCapacityTokens() const { return m_kvCapacityTokens; }
 

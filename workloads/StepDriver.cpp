@@ -24,12 +24,17 @@ StepDriver::StepDriver(const sc_core::sc_module_name& name, StepPlan plan, int s
   m_loadPending = true;
 }
 
-void StepDriver::post(StepPlan plan) {
+void StepDriver::post(StepPlan plan, const StepDriver* leader) {
   if (m_running) throw std::logic_error(fmt::format("{}: a step was posted before the last one finished", name()));
+  if (leader != nullptr && leader->m_plan.ops.size() != plan.ops.size()) {
+    throw std::logic_error(fmt::format("{}: mirrors {}, whose plan differs", name(), leader->name()));
+  }
   m_plan = std::move(plan);
   m_timings.assign(m_plan.ops.size(), OpTiming{});
+  m_leader = leader;
+  m_opsComputed = 0;
   m_running = true;
-  m_loadPending = true;
+  m_loadPending = leader == nullptr;  // a mirror loads nothing
   m_posted.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -91,11 +96,35 @@ void StepDriver::computeStream() {
 
 bool StepDriver::runStep() {
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
+  if (m_leader != nullptr) ++m_mirroredSteps;
   for (std::size_t n = 0; n < m_plan.ops.size(); ++n) {
-    std::size_t i = 0;
-    m_ready.read(i);
+    std::size_t i = n;
+    if (m_leader != nullptr) {
+      // Mirror: op i ends when the leader's does; no transactions of its own.
+      while (m_leader->m_opsComputed <= i && m_leader->error().empty()) sc_core::wait(m_leader->m_opComputed);
+      if (!m_leader->error().empty()) {
+        m_error = m_leader->error();
+        return false;
+      }
+      const OpTiming& led = m_leader->m_timings[i];
+      if (sc_core::sc_time_stamp() > led.computeEnd) {
+        // Identical chips leave each collective together: a mirror behind its leader means they
+        // were not identical, and the mirrored times would be wrong.
+        m_error = fmt::format("{}: mirror of {} fell behind it at layer {} op {}", name(), m_leader->name(),
+                              m_plan.ops[i].layer, m_plan.ops[i].name);
+        return false;
+      }
+      sc_core::wait(led.computeEnd - sc_core::sc_time_stamp());
+      m_timings[i] = led;
+    } else {
+      m_ready.read(i);
+    }
     if (!m_error.empty()) return false;
     const PlannedOp& op = m_plan.ops[i];
+    if (m_leader != nullptr) {
+      if (!runAfter(op, i)) return false;
+      continue;
+    }
     if (n == 0 && m_plan.receivesFromPrevious) {
       if (m_input == nullptr) {
         m_error = "the plan waits for a previous pipeline stage but the driver has no input link";
@@ -113,7 +142,17 @@ bool StepDriver::runStep() {
     }
     computePort.sync();
     m_timings[i].computeEnd = sc_core::sc_time_stamp();
+    m_opsComputed = i + 1;
+    m_opComputed.notify();
     if (!op.accesses.empty()) m_freeBuffers.post();
+    if (!runAfter(op, i)) return false;
+  }
+  m_stepTime = sc_core::sc_time_stamp() - begin;
+  return true;
+}
+
+bool StepDriver::runAfter(const PlannedOp& op, std::size_t i) {
+  {
     if (op.after.kind != PlannedCollective::Kind::kNone) {
       if (m_group == nullptr) {
         m_error = fmt::format("layer {}: op {} needs a collective but the driver has no tensor-parallel group",
@@ -138,7 +177,6 @@ bool StepDriver::runStep() {
     }
     m_timings[i].collectiveEnd = sc_core::sc_time_stamp();
   }
-  m_stepTime = sc_core::sc_time_stamp() - begin;
   return true;
 }
 

@@ -70,13 +70,23 @@ class StepDriver : public sc_core::sc_module {
   PipelineLink* output() const { return m_output; }
 
   /// Starts the next step now. The previous step must have finished (idle()); call from a process.
-  void post(StepPlan plan);
+  ///
+  /// With a `leader` (a driver posted the same plan at the same time, on a chip of the same
+  /// configuration whose memory, tensor cores and vector unit have seen exactly the same
+  /// transactions as this one's, step after step), this driver mirrors it: it issues no memory or
+  /// compute transactions, its ops end when the leader's do (they would, to the picosecond: the
+  /// same transactions on identical state at identical times), and it runs its own collectives
+  /// and pipeline sends on the fabric. Only the caller can know the chips' histories are
+  /// identical; ServingEngine checks it. The mirror's chip modules then count none of the step's
+  /// traffic.
+  void post(StepPlan plan, const StepDriver* leader = nullptr);
   /// True when no step is running.
   bool idle() const { return !m_running; }
   /// Notified when a step has finished.
   const sc_core::sc_event& stepDone() const { return m_stepDone; }
-  /// Steps finished so far.
+  /// Steps finished so far, and of them the steps mirrored from a leader.
   uint64_t steps() const { return m_steps; }
+  uint64_t mirroredSteps() const { return m_mirroredSteps; }
 
   /// The current (or last) step's plan and op timings.
   const StepPlan& plan() const { return m_plan; }
@@ -93,6 +103,8 @@ class StepDriver : public sc_core::sc_module {
   void computeStream();
   /// Computes the posted step's ops in order; false on an error.
   bool runStep();
+  /// Runs what follows op i's compute: its collective and its pipeline send.
+  bool runAfter(const PlannedOp& op, std::size_t i);
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
              uint32_t layer, tlm::LlmPhase phase, double elementOps = 0.0);
 
@@ -101,6 +113,10 @@ class StepDriver : public sc_core::sc_module {
   sc_core::sc_fifo<std::size_t> m_ready;  // tiles loaded, in order
   sc_core::sc_semaphore m_freeBuffers;    // staging buffers not holding a tile
   tlm::PayloadPool m_pool;
+  const StepDriver* m_leader = nullptr;  // the driver this step mirrors, if any
+  std::size_t m_opsComputed = 0;         // ops of the current step whose compute has ended
+  sc_core::sc_event m_opComputed;        // notified at each op's compute end
+  uint64_t m_mirroredSteps = 0;
   bool m_running = false;      // a step is posted and its compute has not finished
   bool m_loadPending = false;  // the load stream has not started the posted step
   uint64_t m_steps = 0;

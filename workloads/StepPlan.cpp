@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
@@ -306,10 +307,12 @@ class StepPlanner::Builder {
   }
 
   void embedding() {
-    // Vocabulary-parallel lookup: each rank reads the rows it holds (about 1/tp of them) and the
-    // all-reduce assembles the embeddings.
+    // Vocabulary-parallel lookup: each rank reads the rows of the tokens whose ids it holds,
+    // 1/tp of them on average (counted as ceil(tokens / tp) on every rank: token ids are not
+    // modelled, and the busiest rank sets the pace), and the all-reduce assembles the embeddings.
     PlannedOp& lookup = push("embedding", static_cast<uint32_t>(m.layers), weightPhase);
-    if (const uint64_t rows = shardOf(tokens, p.m_shard.tp, p.m_shard.rank); rows > 0) {
+    const auto tp = static_cast<uint64_t>(p.m_shard.tp);
+    if (const uint64_t rows = (tokens + tp - 1) / tp; rows > 0) {
       lookup.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, p.m_embedding,
                                              bytesOf(rows * u(m.hidden), m.mainFormat().bitsPerElement())});
     }
@@ -554,6 +557,23 @@ class StepPlanner::Builder {
   uint64_t activationBytes = 0;
   tlm::LlmPhase weightPhase = tlm::LlmPhase::kDecode;
 };
+
+bool StepPlanner::plansLike(const StepPlanner& o) const {
+  const auto layout = [](const LayerWeights& w) {
+    return std::make_tuple(w.qkv, w.qDown, w.kvDown, w.kvUp, w.o, w.up, w.down, w.router, w.experts);
+  };
+  if (m_layers.size() != o.m_layers.size()) return false;
+  for (std::size_t i = 0; i < m_layers.size(); ++i) {
+    if (layout(m_layers[i]) != layout(o.m_layers[i])) return false;
+  }
+  return m_model.name == o.m_model.name && m_chip.name == o.m_chip.name && m_shard.tp == o.m_shard.tp &&
+         m_shard.pp == o.m_shard.pp && m_shard.stage == o.m_shard.stage && m_shard.ep == o.m_shard.ep &&
+         m_firstLayer == o.m_firstLayer && m_stageLayers == o.m_stageLayers && m_qHeads == o.m_qHeads &&
+         m_kvHeads == o.m_kvHeads && m_ffnInter == o.m_ffnInter && m_expertInter == o.m_expertInter &&
+         m_sharedInter == o.m_sharedInter && m_vocab == o.m_vocab && m_kvPerTokenLayer == o.m_kvPerTokenLayer &&
+         m_expertBytes == o.m_expertBytes && m_expertUpBytes == o.m_expertUpBytes && m_embedding == o.m_embedding &&
+         m_lmHead == o.m_lmHead && m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase;
+}
 
 StepPlan StepPlanner::plan(const StepBatch& batch) const {
   return Builder(*this, batch).build();

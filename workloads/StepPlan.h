@@ -141,6 +141,9 @@ class StepPlanner {
 
   /// Plans one step. Throws std::invalid_argument for a mixture-of-experts model without routing.
   StepPlan plan(const StepBatch& batch) const;
+  /// True when `other` plans every batch exactly as this planner does: same model slice, same
+  /// weight layout, same chip type (the plan is a function of these and the batch alone).
+  bool plansLike(const StepPlanner& other) const;
 
   const ModelConfig& model() const { return m_model; }
   const hw::ChipConfig& chip() const { return m_chip; }

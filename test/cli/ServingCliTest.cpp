@@ -88,6 +88,26 @@ TEST_F(ServingCliTest, ReportsInferenceXMetricsAndIsDeterministic) {
   EXPECT_NE(readFile(dir.file("c/report.json")), readFile(dir.file("d/report.json")));
 }
 
+TEST_F(ServingCliTest, MirroredTensorParallelRanksGiveExactlyTheSimulatedResults) {
+  // tiny-moe splits evenly eight ways: ranks 1-7 plan like rank 0 and mirror it, unless every
+  // chip is simulated. The results must not tell the two apart.
+  const auto args = join({"-m", "tiny-moe", "-p", "jalapeno-8"}, smallLoad(4, 4, 1024, 16));
+  const Json mirrored = serve("mirrored", args);
+  const Json exact = serve("exact", join(args, {"--exact-all-chips"}));
+  ASSERT_FALSE(mirrored.empty());
+  ASSERT_FALSE(exact.empty());
+  EXPECT_EQ(mirrored["mirrored_chips"], 7);
+  EXPECT_EQ(exact["mirrored_chips"], 0);
+  EXPECT_EQ(mirrored["metrics"], exact["metrics"]);
+  EXPECT_EQ(mirrored["window"], exact["window"]);
+  EXPECT_EQ(mirrored["replicas"][0]["busy_time_s"], exact["replicas"][0]["busy_time_s"]);
+  EXPECT_EQ(mirrored["replicas"][0]["steps"], exact["replicas"][0]["steps"]);
+  // Expert parallelism gives each rank other experts: nothing to mirror.
+  const Json ep = serve("ep", join(args, {"--set", "platform.placement.ep=8"}));
+  ASSERT_FALSE(ep.empty());
+  EXPECT_EQ(ep["mirrored_chips"], 0);
+}
+
 TEST_F(ServingCliTest, TimeToFirstTokenNeverBeatsThePromptsFlops) {
   const Json r = serve("a", join({"-m", "tiny-dense"}, smallLoad(1, 2, 4096, 4)));
   ASSERT_FALSE(r.empty());
