@@ -300,8 +300,12 @@ int runCommand(const Args& args, std::ostream& out) {
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
     stats = {{platform.stats().name(), platform.stats().toJson()}};
     for (int d = 0; d < engine.replicas(); ++d) {
-      if (const workload::CollectiveGroup* group = engine.group(d))
+      if (const workload::CollectiveGroup* group = engine.group(d)) {
         stats[group->stats().name()] = group->stats().toJson();
+      }
+    }
+    if (const workload::CollectiveGroup* group = engine.expertGroup()) {
+      stats[group->stats().name()] = group->stats().toJson();
     }
   } else {
     workload::PlatformDecodePlan plan =

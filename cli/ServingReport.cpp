@@ -46,12 +46,14 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
   uint64_t preemptions = 0, violations = engine.rooflineViolations();
   double imbalanceExperts = 0.0, imbalanceChips = 0.0;
   uint64_t routedLayers = 0;
+  uint64_t chipLayers = engine.chipImbalanceLayers();  // experts across replicas; else per replica
   for (int d = 0; d < engine.replicas(); ++d) {
     const workload::ReplicaStats& s = engine.replicaStats(d);
     preemptions += s.preemptions;
     imbalanceExperts += s.expertImbalanceSum;
     imbalanceChips += s.chipImbalanceSum;
     routedLayers += s.routedLayers;
+    if (engine.expertGroup() == nullptr) chipLayers += s.routedLayers;
     const double steps = static_cast<double>(s.steps);
     nlohmann::ordered_json perOp = nlohmann::ordered_json::object();
     for (const auto& [name, o] : s.perOp) {
@@ -69,6 +71,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
          {"prefill_only_steps", s.prefillSteps},
          {"decode_only_steps", s.decodeSteps},
          {"mixed_steps", s.mixedSteps},
+         {"idle_steps", s.idleSteps},
          {"mean_sequences_per_step", ratio(static_cast<double>(s.sequences), steps)},
          {"mean_tokens_per_step", ratio(static_cast<double>(s.prefillTokens + s.decodeTokens), steps)},
          {"prefill_tokens", s.prefillTokens},
@@ -77,6 +80,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
          {"prefill_only_time_s", s.prefillOnlyS},
          {"decode_only_time_s", s.decodeOnlyS},
          {"mixed_time_s", s.mixedS},
+         {"idle_time_s", s.idleS},
          {"mean_step_time_s", ratio(s.busyS, steps)},
          {"mean_decode_step_time_s", ratio(s.decodeOnlyS, static_cast<double>(s.decodeSteps))},
          {"bytes_moved", s.bytes},
@@ -114,7 +118,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
           {"moe_routing",
            {{"routed_layer_steps", routedLayers},
             {"mean_max_over_mean_tokens_per_expert", ratio(imbalanceExperts, static_cast<double>(routedLayers))},
-            {"mean_max_over_mean_tokens_per_chip", ratio(imbalanceChips, static_cast<double>(routedLayers))}}},
+            {"mean_max_over_mean_tokens_per_chip", ratio(imbalanceChips, static_cast<double>(chipLayers))}}},
           {"roofline_check",
            {{"violations", violations}, {"tightest_step_time_over_bound", engine.tightestRooflineRatio()}}},
           {"replicas", replicas},

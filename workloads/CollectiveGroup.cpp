@@ -98,6 +98,26 @@ bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_
   barrier();  // a collective starts when every member has its input
   if (rank == 0) m_collectives.add();
   const sc_core::sc_time entered = sc_core::sc_time_stamp();
+  if (collective.kind == PlannedCollective::Kind::kAllToAll) {
+    // Each member sends its own bytes to every other member (none to itself), in n - 1 rounds:
+    // in round k to the member k places after it, so every link carries one message per round.
+    if (collective.sendBytes.size() != static_cast<std::size_t>(size())) {
+      m_error = fmt::format("layer {}: all-to-all of rank {} lists {} members' bytes, the group has {}", layer, rank,
+                            collective.sendBytes.size(), size());
+      return false;
+    }
+    sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
+    for (int k = 1; k < size(); ++k) {
+      const int dst = (rank + k) % size();
+      const uint64_t bytes = collective.sendBytes[static_cast<std::size_t>(dst)];
+      if (bytes > 0 && !send(rank, hw::Send{rank, dst, bytes}, layer, latest)) return false;
+      if (k + 1 < size()) barrier();
+    }
+    if (latest > sc_core::SC_ZERO_TIME) sc_core::wait(latest);
+    barrier();
+    if (rank == 0) m_time.add((sc_core::sc_time_stamp() - entered).to_seconds());
+    return true;
+  }
   for (const std::vector<hw::Send>& step : schedule(collective).steps) {
     // The sends of a step are issued in rounds: every member's k-th send before anyone's
     // (k+1)-th, all at the current time. Loosely-timed targets serve in call order, so issuing

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cmath>
 
 #include "hw/kv/KvPlacementPolicy.h"
 #include "tlm/config/ConfigError.h"
@@ -65,6 +66,17 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
                                   m_load.traceRequests(), scenario.name, scenario.warmup(), scenario.requests));
   }
   m_tp = placement.tp;
+  // Attention data parallelism with the experts spread over the replicas (tp 1, ep = dp): every
+  // replica steps in lockstep, its tokens reaching the experts' chips by all-to-all.
+  m_expertsAcross = model.family == ModelFamily::kMoe && placement.ep > 1 && placement.ep != placement.tp;
+  if (m_expertsAcross && (placement.tp != 1 || placement.ep != placement.dp)) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("platform '{}': expert parallelism ep = {} with tp = {} and dp = {} is not modelled "
+                                  "in serving: ep is 1 (experts sliced over the tensor-parallel group), tp (whole "
+                                  "experts spread over it), or dp with tp 1 (attention data parallelism with the "
+                                  "experts spread over the replicas)",
+                                  config.name, placement.ep, placement.tp, placement.dp));
+  }
   const hw::CollectiveAlgorithm algorithm = placement.allReduce;
   std::vector<std::string> misfits;
   const uint64_t longest = m_load.maxInputTokens() + m_load.maxOutputTokens() - 1;  // the last token is never fed
@@ -76,7 +88,10 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       const int chip = d * m_tp + rank;
       const hw::ChipConfig& chipConfig = config.chipConfig(chip);
       r->chips.push_back(chip);
-      r->planners.push_back(std::make_unique<StepPlanner>(model, chipConfig, shardFor(placement, model, rank, 0)));
+      ModelShard shard = shardFor(placement, model, rank, 0);
+      shard.expertsAcrossReplicas = m_expertsAcross;
+      shard.epRank = d;
+      r->planners.push_back(std::make_unique<StepPlanner>(model, chipConfig, std::move(shard)));
       const StepPlanner& planner = *r->planners.back();
       const double free =
           chipConfig.hbm.capacityBytes - static_cast<double>(planner.kvBase()) - placement.activationBytes;
@@ -146,6 +161,18 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     }
     m_replicas.push_back(std::move(r));
   }
+  if (m_expertsAcross && misfits.empty()) {
+    // One expert-parallel group over the replicas' chips: member d is replica d.
+    std::vector<int> chips;
+    for (const auto& r : m_replicas) chips.push_back(r->chips.front());
+    const hw::FabricPortsConfig& ports = config.chipConfig(chips.front()).fabricPorts;
+    m_epGroup = std::make_unique<CollectiveGroup>("ep_group", chips, algorithm,
+                                                  CollectiveCost{ports.link.latencyS, ports.bandwidthBytesPerS()});
+    for (std::size_t d = 0; d < m_replicas.size(); ++d) {
+      m_epGroup->sockets[d].bind(platform.fabric(chips[d]).fromChip);
+      m_replicas[d]->drivers.front()->joinGroup(*m_epGroup, static_cast<int>(d));
+    }
+  }
   if (!misfits.empty()) {
     throw ConfigError(
         ErrorKind::kDoesNotFit, "",
@@ -157,8 +184,12 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
   m_lastMeasured = m_firstMeasured + static_cast<uint64_t>(scenario.requests) - 1;
   m_measuredLeft = static_cast<uint64_t>(scenario.requests);
 
-  for (int d = 0; d < static_cast<int>(m_replicas.size()); ++d) {
-    sc_core::sc_spawn([this, d] { replicaLoop(d); }, fmt::format("replica{}", d).c_str());
+  if (m_expertsAcross) {
+    sc_core::sc_spawn([this] { lockstepLoop(); }, "replicas");
+  } else {
+    for (int d = 0; d < static_cast<int>(m_replicas.size()); ++d) {
+      sc_core::sc_spawn([this, d] { replicaLoop(d); }, fmt::format("replica{}", d).c_str());
+    }
   }
   if (m_load.closedLoop()) {
     sc_core::sc_spawn(
@@ -245,6 +276,7 @@ void ServingEngine::send(const Arrival& a) {
   Replica& r = *m_replicas[static_cast<std::size_t>(replica)];
   r.scheduler->submit(ServingRequest{a.id, a.inputTokens, a.outputTokens});
   r.work.notify(sc_core::SC_ZERO_TIME);
+  m_anyWork.notify(sc_core::SC_ZERO_TIME);
 }
 
 void ServingEngine::openLoopSource() {
@@ -267,7 +299,9 @@ void ServingEngine::route(Replica& r, uint64_t tokens) {
     const double mean =
         static_cast<double>(tokens * static_cast<uint64_t>(m_model.expertsPerToken)) / static_cast<double>(experts);
     r.stats.expertImbalanceSum += static_cast<double>(*std::max_element(counts.begin(), counts.end())) / mean;
-    if (!r.expertOwner.empty()) {
+    if (m_expertsAcross) {
+      // Counted over all replicas' tokens by the lockstep loop.
+    } else if (!r.expertOwner.empty()) {
       std::vector<uint64_t> perChip(static_cast<std::size_t>(m_tp), 0);
       for (std::size_t e = 0; e < experts; ++e) perChip[static_cast<std::size_t>(r.expertOwner[e])] += counts[e];
       r.stats.chipImbalanceSum += static_cast<double>(*std::max_element(perChip.begin(), perChip.end())) /
@@ -311,6 +345,12 @@ void ServingEngine::replicaLoop(int index) {
       sc_core::sc_stop();
       return;
     }
+    finishStep(r, batch, start);
+  }
+}
+
+void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start) {
+  {
     const double step = (sc_core::sc_time_stamp() - start).to_seconds();
     for (std::size_t c = 0; c < r.drivers.size(); ++c) {
       const StepPlan& plan = r.drivers[c]->plan();
@@ -336,6 +376,14 @@ void ServingEngine::replicaLoop(int index) {
       o.stallS += (t.computeStart - (i > 0 ? lead.timings()[i - 1].collectiveEnd : start)).to_seconds();
       o.collectiveS += (t.collectiveEnd - t.computeEnd).to_seconds();
     }
+    s.peakKvBlocks = r.scheduler->kv().peakBlocks(hw::KvTier::kLocalHbm);
+    s.kvBlocks = r.scheduler->kv().capacityBlocks(hw::KvTier::kLocalHbm);
+    if (batch.sequences.empty()) {
+      // Experts across replicas: no request of its own, its chip served the others' tokens.
+      ++s.idleSteps;
+      s.idleS += step;
+      return;
+    }
     ++s.steps;
     uint64_t prefill = 0, decode = 0;
     for (const StepSequence& q : batch.sequences) (q.tokens == 1 && q.context > 0 ? decode : prefill) += q.tokens;
@@ -354,9 +402,93 @@ void ServingEngine::replicaLoop(int index) {
       s.mixedS += step;
     }
     onStepDone(r.scheduler->complete());
-    s.peakKvBlocks = r.scheduler->kv().peakBlocks(hw::KvTier::kLocalHbm);
-    s.kvBlocks = r.scheduler->kv().capacityBlocks(hw::KvTier::kLocalHbm);
     s.preemptions = r.scheduler->preemptions();
+  }
+}
+
+void ServingEngine::lockstepLoop() {
+  const std::size_t members = m_replicas.size();
+  const auto experts = static_cast<std::size_t>(m_model.routedExperts);
+  const auto layers = static_cast<std::size_t>(m_model.layers);
+  const uint64_t tokenBytes = static_cast<uint64_t>(
+      std::ceil(static_cast<double>(m_model.hidden) * tlm::bitsPerElement(m_model.computePrecision) / 8.0));
+  const std::vector<int>& owner = m_replicas.front()->expertOwner;
+  const sc_core::sc_time overhead(m_scenario.scheduler.stepOverheadS, sc_core::SC_SEC);
+  std::vector<StepBatch> batches(members);
+  // Per member: tokens its experts receive [layer][expert], bytes it dispatches and gets back [layer][member].
+  std::vector<std::vector<std::vector<uint64_t>>> received(members), dispatch(members), combine(members);
+  while (!m_completed) {
+    bool any = false;
+    for (std::size_t d = 0; d < members; ++d) {
+      batches[d] = m_replicas[d]->scheduler->next();
+      any = any || !batches[d].sequences.empty();
+    }
+    if (!any) {
+      sc_core::wait(m_anyWork);
+      continue;
+    }
+    if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
+    for (std::size_t d = 0; d < members; ++d) {
+      received[d].assign(layers, {});
+      dispatch[d].assign(layers, std::vector<uint64_t>(members, 0));
+      combine[d].assign(layers, std::vector<uint64_t>(members, 0));
+      Replica& r = *m_replicas[d];
+      const uint64_t tokens = batches[d].tokens();
+      if (tokens > 0) {
+        route(r, tokens);
+      } else {
+        for (std::size_t l = 0; l < layers; ++l) {
+          if (m_model.isMoeLayer(static_cast<int>(l))) r.expertTokens[l].assign(experts, 0);
+        }
+      }
+    }
+    for (std::size_t l = 0; l < layers; ++l) {
+      if (!m_model.isMoeLayer(static_cast<int>(l))) continue;
+      std::vector<uint64_t> perChip(members, 0);
+      for (std::size_t d = 0; d < members; ++d) received[d][l].assign(experts, 0);
+      for (std::size_t src = 0; src < members; ++src) {
+        const std::vector<uint64_t>& routed = m_replicas[src]->expertTokens[l];
+        for (std::size_t e = 0; e < experts; ++e) {
+          const auto dst = static_cast<std::size_t>(owner[e]);
+          received[dst][l][e] += routed[e];
+          perChip[dst] += routed[e];
+          if (dst != src) {
+            dispatch[src][l][dst] += routed[e] * tokenBytes;
+            combine[dst][l][src] += routed[e] * tokenBytes;
+          }
+        }
+      }
+      uint64_t total = 0;
+      for (uint64_t v : perChip) total += v;
+      if (total > 0) {
+        const double mean = static_cast<double>(total) / static_cast<double>(members);
+        m_replicas.front()->stats.chipImbalanceSum +=
+            static_cast<double>(*std::max_element(perChip.begin(), perChip.end())) / mean;
+        ++m_chipImbalanceLayers;
+      }
+    }
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    for (std::size_t d = 0; d < members; ++d) {
+      batches[d].expertTokens = &received[d];
+      batches[d].dispatchBytes = &dispatch[d];
+      batches[d].combineBytes = &combine[d];
+      Replica& r = *m_replicas[d];
+      StepPlan plan = r.planners.front()->plan(batches[d]);
+      r.stats.bytes += plan.bytesMoved;
+      r.stats.flops += plan.flops;
+      r.stats.collectiveBytes += plan.collectiveBytes;
+      r.drivers.front()->post(std::move(plan));
+    }
+    for (const auto& r : m_replicas) {
+      const StepDriver& driver = *r->drivers.front();
+      while (!driver.idle() && driver.error().empty()) sc_core::wait(driver.stepDone());
+    }
+    if (!error().empty()) {
+      m_error = error();
+      sc_core::sc_stop();
+      return;
+    }
+    for (std::size_t d = 0; d < members; ++d) finishStep(*m_replicas[d], batches[d], start);
   }
 }
 
@@ -371,12 +503,12 @@ void ServingEngine::onStepDone(const std::vector<StepOutcome>& outcomes) {
     if (!o.finished) continue;
     record.finish = now;
     record.preemptions = o.preemptions;
-    if (record.measured && --m_measuredLeft == 0) {
+    if (record.measured && m_measuredLeft > 0 && --m_measuredLeft == 0) {
+      // The last measured request: the step's other outcomes are still recorded, nothing new is sent.
       m_completed = true;
       sc_core::sc_stop();
-      return;
     }
-    if (record.user >= 0) send(m_load.next(record.user, now));
+    if (record.user >= 0 && !m_completed) send(m_load.next(record.user, now));
   }
 }
 

@@ -10,6 +10,13 @@
 // chips' simulated time; nothing here computes a duration. A step whose time beats any chip's
 // roofline (bytes / HBM bandwidth, FLOPs / peak) is counted as a violation.
 //
+// Experts across replicas (tp 1, ep = dp): one SC_THREAD steps all replicas together instead.
+// It routes every replica's tokens, works out per MoE layer which tokens each chip's experts
+// receive from every replica and the bytes each chip dispatches to (and gets back from) each
+// other chip, and plans each chip's step with them: its own attention, the dispatch all-to-all,
+// its experts on the received tokens, the combine all-to-all (on one CollectiveGroup over the
+// replicas' chips). A replica without requests still runs the step for its experts.
+//
 // Requests: closed loop, each finished request makes its user send the next at once; open loop,
 // a source thread sends them at their arrival times, round robin over the replicas. Requests are
 // numbered in sending order; the first scenario.warmup() are warm-up, the next scenario.requests
@@ -18,7 +25,8 @@
 // first measured request's arrival to the last one's finish.
 //
 // Not modelled yet (rejected with a ConfigError): pipeline parallelism (pp > 1), prefill/decode
-// disaggregation, and swap preemption (no host tier in the serving data path).
+// disaggregation, swap preemption (no host tier in the serving data path), and experts spread
+// over replicas of tp > 1.
 
 #include <cstdint>
 #include <map>
@@ -65,6 +73,8 @@ struct ReplicaStats {
   uint64_t prefillSteps = 0;  ///< steps feeding only prompt tokens
   uint64_t decodeSteps = 0;   ///< steps feeding only decode tokens
   uint64_t mixedSteps = 0;
+  uint64_t idleSteps = 0;  ///< experts across replicas: steps without requests of its own
+  double idleS = 0.0;
   uint64_t sequences = 0;  ///< summed over steps
   uint64_t prefillTokens = 0;
   uint64_t decodeTokens = 0;
@@ -121,6 +131,11 @@ class ServingEngine : public sc_core::sc_module {
   const ReplicaStats& replicaStats(int replica) const;
   /// The tensor-parallel group of `replica`; null for tp = 1.
   const CollectiveGroup* group(int replica) const;
+  /// The expert-parallel group over the replicas (experts across replicas); null otherwise.
+  const CollectiveGroup* expertGroup() const { return m_epGroup.get(); }
+  /// Max / mean tokens per chip, summed over routed layers and steps, and that count (experts
+  /// across replicas: over all replicas' tokens; otherwise per replica in ReplicaStats).
+  uint64_t chipImbalanceLayers() const { return m_chipImbalanceLayers; }
   /// Per-chip KV capacity (bytes) and weights, by platform chip.
   struct ChipMemory {
     int chip = 0;
@@ -142,6 +157,11 @@ class ServingEngine : public sc_core::sc_module {
   struct Replica;
 
   void replicaLoop(int replica);
+  /// Experts across replicas: every replica steps together (each MoE layer's all-to-all spans
+  /// them all; a replica without requests still serves its experts).
+  void lockstepLoop();
+  /// After a step: roofline check, statistics, scheduler update and token times.
+  void finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start);
   void openLoopSource();
   void send(const Arrival& arrival);
   void onStepDone(const std::vector<StepOutcome>& outcomes);
@@ -165,6 +185,10 @@ class ServingEngine : public sc_core::sc_module {
   double m_tightestRatio = 0.0;
   uint64_t m_kvCapacityTokens = 0;
   int m_nextReplica = 0;
+  bool m_expertsAcross = false;
+  std::unique_ptr<CollectiveGroup> m_epGroup;
+  sc_core::sc_event m_anyWork;
+  uint64_t m_chipImbalanceLayers = 0;
 };
 
 }  // namespace scoville::workload

@@ -92,10 +92,12 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
   const int tp = m_shard.tp;
   const bool mla = m.attention == AttentionKind::kMla;
   const bool moe = m.family == ModelFamily::kMoe;
-  if (m_shard.ep != 1 && m_shard.ep != tp) {
+  const bool acrossReplicas = m_shard.expertsAcrossReplicas && tp == 1 && m_shard.ep > 1;
+  if (m_shard.ep != 1 && m_shard.ep != tp && !acrossReplicas) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("expert parallelism ep = {} with tp = {} is not modelled yet: experts are either "
-                                  "sliced over the tensor-parallel group (ep 1) or spread over it whole (ep = tp)",
+                      fmt::format("expert parallelism ep = {} with tp = {} is not modelled here: experts are "
+                                  "sliced over the tensor-parallel group (ep 1), spread over it whole (ep = tp), or, "
+                                  "in serving, spread over data-parallel replicas of tp 1 (ep = dp)",
                                   m_shard.ep, tp));
   }
   const bool wholeExperts = moe && m_shard.ep > 1;
@@ -178,7 +180,8 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
       w.router = take(bytesOf(hidden * u(m.routedExperts), wBits));
       w.experts.assign(u(m.routedExperts), kNoExpert);
       for (int e = 0; e < m.routedExperts; ++e) {
-        if (wholeExperts && m_shard.expertOwner[static_cast<std::size_t>(e)] != rank) continue;
+        const int mine = acrossReplicas ? m_shard.epRank : rank;
+        if (wholeExperts && m_shard.expertOwner[static_cast<std::size_t>(e)] != mine) continue;
         w.experts[static_cast<std::size_t>(e)] = m_next;
         m_next += m_expertBytes;  // gate/up and down of one expert, back to back (down aligned)
         m_weightBytes += m_expertUpBytes + bytesOf(m_expertInter * hidden, eBits);
@@ -240,8 +243,10 @@ class StepPlanner::Builder {
     plan.batch = b.sequences.size();
     plan.tokens = tokens;
     plan.weightBytes = p.weightBytes();
-    if (tokens == 0) return finish();
-    if (p.m_firstStage) embedding();
+    // With experts across replicas an idle chip still serves the others' tokens in every MoE
+    // layer (and takes part in its all-to-alls).
+    if (tokens == 0 && b.dispatchBytes == nullptr) return finish();
+    if (p.m_firstStage && tokens > 0) embedding();
     plan.receivesFromPrevious = !p.m_firstStage;
     for (uint32_t local = 0; local < p.m_stageLayers; ++local) layer(local);
     if (!p.m_lastStage) {
@@ -252,7 +257,8 @@ class StepPlanner::Builder {
                  m.mainFormat().bitsPerElement());
       // Each rank's best token and its score (8 bytes per sequence) are gathered to pick the winner.
       if (p.m_shard.tp > 1) {
-        plan.ops.back().after = PlannedCollective{PlannedCollective::Kind::kAllGather, 8 * sampling * u(p.m_shard.tp)};
+        plan.ops.back().after =
+            PlannedCollective{PlannedCollective::Kind::kAllGather, 8 * sampling * u(p.m_shard.tp), {}};
       }
     }
     return finish();
@@ -285,13 +291,14 @@ class StepPlanner::Builder {
 
   void allReduceAfterLast() {
     if (p.m_shard.tp > 1)
-      plan.ops.back().after = PlannedCollective{PlannedCollective::Kind::kAllReduce, activationBytes};
+      plan.ops.back().after = PlannedCollective{PlannedCollective::Kind::kAllReduce, activationBytes, {}};
   }
 
   // y[rows x N] = x[rows x K] * W[K x N], W at `address` stored output-major, streamed in tiles of
   // whole output columns; each tile's outputs then take `opsPerOutput` vector operations.
   void weightGemm(const char* name, uint32_t layer, uint64_t address, uint64_t k, uint64_t n, uint64_t rows,
                   double opsPerOutput, double bits, uint64_t count = 1) {
+    if (rows == 0) return;  // nothing to multiply: the weights stay in HBM
     const double columnBytes = static_cast<double>(k * count) * bits / 8.0;
     uint64_t columns = static_cast<uint64_t>(tile / columnBytes) / kTileColumnAlign * kTileColumnAlign;
     columns = std::max<uint64_t>(columns, kTileColumnAlign);
@@ -324,23 +331,40 @@ class StepPlanner::Builder {
     const LayerWeights& w = p.m_layers[local];
     const uint64_t hidden = u(m.hidden);
     const double bits = m.mainFormat().bitsPerElement();
-    vector("norm", l, kNormOps * static_cast<double>(tokens * hidden));
-    if (m.attention == AttentionKind::kMla) {
-      mlaAttention(l, local, w);
-    } else {
-      const uint64_t headDim = u(m.headDim);
-      weightGemm("qkv_proj", l, w.qkv, hidden, (p.m_qHeads + 2 * p.m_kvHeads) * headDim, tokens, 0.0, bits);
-      gqaAttention(l, local);
-      weightGemm("o_proj", l, w.o, p.m_qHeads * headDim, hidden, tokens, 0.0, bits);
+    // A chip without tokens of its own (experts across replicas) only serves its experts.
+    if (tokens > 0) {
+      vector("norm", l, kNormOps * static_cast<double>(tokens * hidden));
+      if (m.attention == AttentionKind::kMla) {
+        mlaAttention(l, local, w);
+      } else {
+        const uint64_t headDim = u(m.headDim);
+        weightGemm("qkv_proj", l, w.qkv, hidden, (p.m_qHeads + 2 * p.m_kvHeads) * headDim, tokens, 0.0, bits);
+        gqaAttention(l, local);
+        weightGemm("o_proj", l, w.o, p.m_qHeads * headDim, hidden, tokens, 0.0, bits);
+      }
+      allReduceAfterLast();
+      vector("norm", l, kNormOps * static_cast<double>(tokens * hidden));
     }
-    allReduceAfterLast();
-    vector("norm", l, kNormOps * static_cast<double>(tokens * hidden));
     if (m.isMoeLayer(static_cast<int>(l))) {
       moe(l, w);
-    } else {
+    } else if (tokens > 0) {
       ffn("ffn_up", "ffn_down", l, w.up, w.down, p.m_ffnInter, bits);
     }
-    allReduceAfterLast();
+    if (tokens > 0) allReduceAfterLast();
+  }
+
+  /// An op without work of its own that carries an all-to-all of `bytes[l]` per member.
+  void allToAll(const char* name, uint32_t l, const std::vector<std::vector<uint64_t>>* bytes) {
+    if (bytes == nullptr || bytes->size() <= l) {
+      throw std::invalid_argument(
+          fmt::format("step of model '{}' with experts across replicas has no {} bytes "
+                      "for layer {}",
+                      m.name, name, l));
+    }
+    PlannedOp& op = push(name, l, weightPhase);
+    op.after.kind = PlannedCollective::Kind::kAllToAll;
+    op.after.sendBytes = (*bytes)[l];
+    for (uint64_t v : op.after.sendBytes) op.after.bytes += v;
   }
 
   void ffn(const char* upName, const char* downName, uint32_t l, uint64_t up, uint64_t down, uint64_t inter,
@@ -494,7 +518,10 @@ class StepPlanner::Builder {
     const uint64_t hidden = u(m.hidden);
     const double bits = m.mainFormat().bitsPerElement();
     const double eBits = m.expertFormat().bitsPerElement();
-    weightGemm("router", l, w.router, hidden, u(m.routedExperts), tokens, kRouterOps, bits);
+    const bool across = p.m_shard.expertsAcrossReplicas;
+    if (tokens > 0) weightGemm("router", l, w.router, hidden, u(m.routedExperts), tokens, kRouterOps, bits);
+    // Experts across replicas: the tokens go to the chips holding their experts and come back.
+    if (across) allToAll("dispatch", l, b.dispatchBytes);
     // Routed experts this chip holds that received tokens, packed in layout order into tiles of
     // at most one staging buffer; adjacent experts are one read. Each tile's experts run as
     // batched GEMMs, one per distinct token count.
@@ -539,10 +566,14 @@ class StepPlanner::Builder {
     }
     flush();
     plan.expertTokens += static_cast<double>(expertTokens);
+    if (across) allToAll("combine", l, b.combineBytes);
+    if (tokens == 0) return;
     if (p.m_sharedInter > 0) ffn("shared_up", "shared_down", l, w.up, w.down, p.m_sharedInter, eBits);
-    // Weighted sum of each token's expert outputs (and the shared experts').
+    // Weighted sum of each token's expert outputs (and the shared experts'): of the experts this
+    // chip computed, or, across replicas, of the outputs its tokens got back.
+    const uint64_t summed = across ? tokens * u(m.expertsPerToken) : expertTokens;
     vector("moe_combine", l,
-           kCombineOps * static_cast<double>(expertTokens * hidden + (p.m_sharedInter > 0 ? tokens * hidden : 0)));
+           kCombineOps * static_cast<double>(summed * hidden + (p.m_sharedInter > 0 ? tokens * hidden : 0)));
   }
 
   const StepPlanner& p;

@@ -27,9 +27,10 @@ struct MemoryAccess {
 
 /// A collective the tensor-parallel group runs after an op's compute (its result feeds the next op).
 struct PlannedCollective {
-  enum class Kind { kNone, kAllReduce, kAllGather };
+  enum class Kind { kNone, kAllReduce, kAllGather, kAllToAll };
   Kind kind = Kind::kNone;
-  uint64_t bytes = 0;  ///< the full buffer each chip holds (see hw::expandCollective)
+  uint64_t bytes = 0;               ///< the full buffer each chip holds (see hw::expandCollective); all-to-all: the sum
+  std::vector<uint64_t> sendBytes;  ///< all-to-all: bytes this chip sends to each member (itself: stays local)
 };
 
 /// One tile of the layer pipeline: memory traffic that fits one SRAM staging buffer, then the
@@ -66,7 +67,12 @@ struct ModelShard {
   int pp = 1;
   int stage = 0;
   int ep = 1;                    ///< 1: experts sliced tp ways; tp: whole experts spread over the ranks
-  std::vector<int> expertOwner;  ///< ep = tp: the rank holding each routed expert
+  std::vector<int> expertOwner;  ///< ep > 1: the expert-parallel rank holding each routed expert
+  /// Attention data parallelism with experts spread over the replicas (tp = 1, ep = dp): this
+  /// chip is expert-parallel rank `epRank`; tokens reach its experts by all-to-all dispatch and
+  /// return by all-to-all combine (StepBatch::dispatchBytes).
+  bool expertsAcrossReplicas = false;
+  int epRank = 0;
 };
 
 /// Elements of a `total`-wide dimension rank `rank` of `parts` holds.
@@ -94,6 +100,11 @@ struct StepBatch {
   /// Tokens routed to each expert, [model layer][routed expert] (empty rows for dense layers);
   /// required for a mixture-of-experts model. Every rank of a group gets the same routing.
   const std::vector<std::vector<uint64_t>>* expertTokens = nullptr;
+  /// Experts across replicas: [model layer][member] bytes this chip dispatches to each member's
+  /// experts (tokens x experts routed there x hidden activations) and gets back in the combine;
+  /// expertTokens then holds the tokens this chip's experts receive from all members.
+  const std::vector<std::vector<uint64_t>>* dispatchBytes = nullptr;
+  const std::vector<std::vector<uint64_t>>* combineBytes = nullptr;
 
   uint64_t tokens() const;
 };

@@ -159,6 +159,30 @@ TEST_F(ServingCliTest, SkewedRoutingIsSlowerThanUniformUnderExpertParallelism) {
             uniform["metrics"]["inferencex"]["median_ttft"].get<double>());
 }
 
+TEST_F(ServingCliTest, ExpertsAcrossDataParallelReplicasDispatchAndCombineAllToAll) {
+  // Eight replicas of tp 1 (attention data parallel), the 16 experts spread two per chip: every
+  // MoE layer of every step dispatches tokens to the experts' chips and combines them back, all
+  // replicas in lockstep; with four users, four replicas have no requests but serve experts.
+  const std::string report = "ep/report.json";
+  const Json r = serve("ep", join({"-m", "tiny-moe", "-p", "jalapeno-8", "--set", "platform.placement.tp=1", "--set",
+                                   "platform.placement.dp=8", "--set", "platform.placement.ep=8"},
+                                  smallLoad(4, 4, 512, 32)));
+  ASSERT_FALSE(r.empty());
+  const Json stats = Json::parse(readFile(dir.file(report)))["stats"]["ep_group"]["stats"];
+  const Json& busy = r["replicas"][0];
+  const Json& idle = r["replicas"][7];
+  const double steps = busy["steps"].get<double>() + busy["idle_steps"].get<double>();
+  EXPECT_EQ(steps, idle["steps"].get<double>() + idle["idle_steps"].get<double>()) << "lockstep";
+  EXPECT_EQ(idle["steps"], 0);
+  EXPECT_GT(idle["idle_steps"].get<double>(), 0.0);
+  // tiny-moe has 4 MoE layers: a dispatch and a combine each, every step.
+  EXPECT_EQ(stats["collectives"]["value"].get<double>(), 2 * 4 * steps);
+  EXPECT_GT(stats["bytes"]["value"].get<double>(), 0.0);
+  EXPECT_EQ(r["mirrored_chips"], 0);
+  EXPECT_GT(r["moe_routing"]["mean_max_over_mean_tokens_per_chip"].get<double>(), 1.0);
+  EXPECT_EQ(r["metrics"]["ttft_s"]["count"], 4);
+}
+
 TEST_F(ServingCliTest, FullKvCachePreemptsAndEveryRequestStillCompletes) {
   const auto load = smallLoad(4, 8, 512, 256);
   const Json roomy = serve("roomy", join({"-m", "tiny-dense"}, load));

@@ -385,6 +385,46 @@ TEST(StepPlanner, ExpertParallelRanksReadOnlyTheExpertsTheyOwn) {
   EXPECT_NEAR(heldEp, heldTp, 16.0 * 4 * 2);
 }
 
+TEST(StepPlanner, ExpertsAcrossReplicasDispatchAndCombineAroundTheExpertsEvenWithoutTokens) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  ModelShard shard;  // tp 1, member 1 of 2 expert-parallel replicas: the odd experts
+  shard.ep = 2;
+  shard.expertsAcrossReplicas = true;
+  shard.epRank = 1;
+  for (int e = 0; e < m.routedExperts; ++e) shard.expertOwner.push_back(e % 2);
+  const StepPlanner planner(m, jalapeno(), shard);
+  const Routing received = routing(m, [](int, int e) { return e == 3 ? 5u : 0u; });
+  const std::vector<std::vector<uint64_t>> dispatch(4, std::vector<uint64_t>{4096, 0});
+  const std::vector<std::vector<uint64_t>> combine(4, std::vector<uint64_t>{2048, 0});
+  // No request of its own: only the experts for the tokens it receives, between the all-to-alls.
+  StepBatch idle;
+  idle.expertTokens = &received;
+  idle.dispatchBytes = &dispatch;
+  idle.combineBytes = &combine;
+  const StepPlan plan = planner.plan(idle);
+  std::vector<std::string> names;
+  for (const PlannedOp& op : plan.ops) names.push_back(op.name);
+  const std::vector<std::string> layer = {"dispatch", "experts", "combine"};
+  std::vector<std::string> expected;
+  for (int l = 0; l < 4; ++l) expected.insert(expected.end(), layer.begin(), layer.end());
+  EXPECT_EQ(names, expected);
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name == "experts") {
+      EXPECT_EQ(op.gemms.front().m, 5u) << "the tokens routed to expert 3";
+      continue;
+    }
+    EXPECT_EQ(op.after.kind, PlannedCollective::Kind::kAllToAll);
+    EXPECT_EQ(op.after.sendBytes, op.name == "dispatch" ? dispatch[0] : combine[0]);
+    EXPECT_TRUE(op.accesses.empty());
+  }
+  EXPECT_DOUBLE_EQ(plan.expertTokens, 4 * 5.0);
+  // Without the all-to-all bytes the step cannot be planned.
+  StepBatch missing;
+  missing.expertTokens = &received;
+  missing.sequences.push_back(StepSequence{1, 0, 1, true, planner.kvBase()});
+  EXPECT_THROW(planner.plan(missing), std::invalid_argument);
+}
+
 TEST(StepPlanner, ExpertParallelismMustBeOneOrTheTensorParallelWidth) {
   const ModelConfig m = shippedModel("tiny-moe");
   struct Shape {
