@@ -67,6 +67,9 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
     }
     replicas.push_back(
         {{"replica", d},
+         {"role", engine.role(d) == workload::ServingEngine::Role::kPrefill  ? "prefill"
+                  : engine.role(d) == workload::ServingEngine::Role::kDecode ? "decode"
+                                                                             : "both"},
          {"steps", s.steps},
          {"prefill_only_steps", s.prefillSteps},
          {"decode_only_steps", s.decodeSteps},
@@ -113,6 +116,10 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
           {"window", {{"start_s", metrics.window.start}, {"end_s", metrics.window.end}}},
           {"metrics", workload::servingMetricsJson(metrics, chips, rated)},
           {"mirrored_chips", engine.mirroredChips()},
+          {"kv_transfers",
+           {{"count", engine.kvTransfers()},
+            {"bytes", engine.kvTransferBytes()},
+            {"mean_time_s", ratio(engine.kvTransferTimeS(), static_cast<double>(engine.kvTransfers()))}}},
           {"kv_cache_capacity_tokens_per_replica", engine.kvCapacityTokens()},
           {"preemptions", preemptions},
           {"moe_routing",

@@ -9,6 +9,8 @@
 #include "tlm/config/Units.h"
 #include "workloads/PlatformDecode.h"
 
+#include <memory>
+
 namespace scoville::workload {
 
 using config::ConfigError;
@@ -27,6 +29,7 @@ std::string bytesText(double bytes) {
 
 struct ServingEngine::Replica {
   int index = 0;
+  Role role = Role::kBoth;
   std::vector<int> chips;
   std::vector<std::unique_ptr<StepPlanner>> planners;
   std::vector<std::unique_ptr<StepDriver>> drivers;
@@ -46,12 +49,30 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     : sc_core::sc_module(name), m_model(model), m_scenario(scenario), m_load(scenario, seed, files.loadTrace) {
   const platform::PlatformConfig& config = platform.config();
   const platform::PlacementConfig& placement = config.placement;
-  if (placement.pp > 1 || placement.disaggregation) {
-    throw ConfigError(
-        ErrorKind::kInvalidConfig, "",
-        fmt::format("platform '{}': serving with {} is not modelled yet (decode_step scenarios run it)", config.name,
-                    placement.pp > 1 ? "pipeline parallelism (placement.pp > 1)"
-                                     : "prefill/decode disaggregation (placement.disaggregation)"));
+  if (placement.pp > 1) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("platform '{}': serving with pipeline parallelism (placement.pp > 1) is not "
+                                  "modelled yet (decode_step scenarios run it)",
+                                  config.name));
+  }
+  // Replica r's chips: with disaggregation, the prefill pool's replicas (prefill_chips in groups
+  // of tp) come first, then the decode pool's (decode_chips, dp groups of tp).
+  std::vector<std::pair<Role, std::vector<int>>> pools;
+  if (placement.disaggregation) {
+    const std::vector<int>& prefill = placement.disaggregation->prefillChips;
+    if (prefill.size() % static_cast<std::size_t>(placement.tp) != 0) {
+      throw ConfigError(ErrorKind::kInvalidConfig, "",
+                        fmt::format("platform '{}': placement.disaggregation.prefill_chips holds {} chips, not a "
+                                    "multiple of tp = {} (the prefill pool runs replicas of the same tensor-parallel "
+                                    "width)",
+                                    config.name, prefill.size(), placement.tp));
+    }
+    pools.emplace_back(Role::kPrefill, prefill);
+    pools.emplace_back(Role::kDecode, placement.disaggregation->decodeChips);
+  } else {
+    std::vector<int> all;
+    for (int c = 0; c < config.chipCount(); ++c) all.push_back(c);
+    pools.emplace_back(Role::kBoth, all);
   }
   if (placement.kvCache.preemption == hw::KvPreemption::kSwap) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
@@ -80,12 +101,26 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
   const hw::CollectiveAlgorithm algorithm = placement.allReduce;
   std::vector<std::string> misfits;
   const uint64_t longest = m_load.maxInputTokens() + m_load.maxOutputTokens() - 1;  // the last token is never fed
-  for (int d = 0; d < placement.dp; ++d) {
+  std::vector<std::pair<Role, std::vector<int>>> replicaChips;
+  for (const auto& [role, chips] : pools) {
+    for (std::size_t first = 0; first + static_cast<std::size_t>(m_tp) <= chips.size(); first += m_tp) {
+      replicaChips.emplace_back(role, std::vector<int>(chips.begin() + static_cast<std::ptrdiff_t>(first),
+                                                       chips.begin() + static_cast<std::ptrdiff_t>(first) + m_tp));
+    }
+  }
+  if (m_expertsAcross && placement.disaggregation) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("platform '{}': experts across replicas with prefill/decode disaggregation is not "
+                                  "modelled",
+                                  config.name));
+  }
+  for (int d = 0; d < static_cast<int>(replicaChips.size()); ++d) {
     auto r = std::make_unique<Replica>();
     r->index = d;
+    r->role = replicaChips[static_cast<std::size_t>(d)].first;
     uint64_t kvCapacity = ~uint64_t{0};
     for (int rank = 0; rank < m_tp; ++rank) {
-      const int chip = d * m_tp + rank;
+      const int chip = replicaChips[static_cast<std::size_t>(d)].second[static_cast<std::size_t>(rank)];
       const hw::ChipConfig& chipConfig = config.chipConfig(chip);
       r->chips.push_back(chip);
       ModelShard shard = shardFor(placement, model, rank, 0);
@@ -161,6 +196,25 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     }
     m_replicas.push_back(std::move(r));
   }
+  for (std::size_t d = 0; d < m_replicas.size(); ++d) {
+    if (m_replicas[d]->role != Role::kDecode) m_entry.push_back(static_cast<int>(d));
+    if (m_replicas[d]->role == Role::kDecode) m_decoders.push_back(static_cast<int>(d));
+  }
+  // Disaggregation: a KV link from every prefill rank to the same rank of every decode replica.
+  for (const auto& from : m_replicas) {
+    if (from->role != Role::kPrefill) continue;
+    for (const auto& to : m_replicas) {
+      if (to->role != Role::kDecode) continue;
+      for (int rank = 0; rank < m_tp; ++rank) {
+        const int src = from->chips[static_cast<std::size_t>(rank)];
+        const int dst = to->chips[static_cast<std::size_t>(rank)];
+        auto link = std::make_unique<PipelineLink>(fmt::format("kv_link{}_{}_{}", from->index, to->index, rank).c_str(),
+                                                   src, dst);
+        link->socket.bind(platform.fabric(src).fromChip);
+        m_kvLinks[{from->index, to->index, rank}] = std::move(link);
+      }
+    }
+  }
   if (m_expertsAcross && misfits.empty()) {
     // One expert-parallel group over the replicas' chips: member d is replica d.
     std::vector<int> chips;
@@ -233,6 +287,10 @@ std::vector<RequestRecord> ServingEngine::metricRecords() const {
   return out;
 }
 
+ServingEngine::Role ServingEngine::role(int replica) const {
+  return m_replicas.at(static_cast<std::size_t>(replica))->role;
+}
+
 int ServingEngine::mirroredChips() const {
   int mirrored = 0;
   for (const auto& r : m_replicas) mirrored += static_cast<int>(std::count(r->mirrors.begin(), r->mirrors.end(), true));
@@ -256,12 +314,14 @@ ServingWindow ServingEngine::window() const {
 
 void ServingEngine::send(const Arrival& a) {
   if (m_completed) return;
+  // Requests enter at the replicas that prefill (all of them, or the prefill pool).
+  const auto entries = static_cast<int>(m_entry.size());
   int replica = 0;
   if (a.user >= 0) {
-    replica = a.user % static_cast<int>(m_replicas.size());  // a user stays on its replica
+    replica = m_entry[static_cast<std::size_t>(a.user % entries)];  // a user stays on its replica
   } else {
-    replica = m_nextReplica;
-    m_nextReplica = (m_nextReplica + 1) % static_cast<int>(m_replicas.size());
+    replica = m_entry[static_cast<std::size_t>(m_nextReplica)];
+    m_nextReplica = (m_nextReplica + 1) % entries;
   }
   RequestRecord record;
   record.id = a.id;
@@ -274,7 +334,8 @@ void ServingEngine::send(const Arrival& a) {
   record.tokenTimes.reserve(a.outputTokens);
   m_records.push_back(std::move(record));
   Replica& r = *m_replicas[static_cast<std::size_t>(replica)];
-  r.scheduler->submit(ServingRequest{a.id, a.inputTokens, a.outputTokens});
+  // The prefill pool only produces the first token; the rest is decoded after the KV moved.
+  r.scheduler->submit(ServingRequest{a.id, a.inputTokens, r.role == Role::kPrefill ? 1 : a.outputTokens, false});
   r.work.notify(sc_core::SC_ZERO_TIME);
   m_anyWork.notify(sc_core::SC_ZERO_TIME);
 }
@@ -401,7 +462,7 @@ void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core
       ++s.mixedSteps;
       s.mixedS += step;
     }
-    onStepDone(r.scheduler->complete());
+    onStepDone(r, r.scheduler->complete());
     s.preemptions = r.scheduler->preemptions();
   }
 }
@@ -492,7 +553,41 @@ void ServingEngine::lockstepLoop() {
   }
 }
 
-void ServingEngine::onStepDone(const std::vector<StepOutcome>& outcomes) {
+void ServingEngine::transferKv(uint64_t id, int from, int to) {
+  Replica& src = *m_replicas[static_cast<std::size_t>(from)];
+  Replica& dst = *m_replicas[static_cast<std::size_t>(to)];
+  const RequestRecord& record = m_records[id - 1];
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  // Every rank sends its slice of the prompt's KV to the same rank of the decode replica, all at once.
+  auto pending = std::make_shared<int>(m_tp);
+  auto arrived = std::make_shared<sc_core::sc_event>();
+  uint64_t total = 0;
+  for (int rank = 0; rank < m_tp; ++rank) {
+    const StepPlanner& planner = *src.planners[static_cast<std::size_t>(rank)];
+    const uint64_t bytes = planner.kvBytesPerTokenPerLayer() * planner.stageLayers() * record.inputTokens;
+    total += bytes;
+    PipelineLink* link = m_kvLinks.at({from, to, rank}).get();
+    sc_core::sc_spawn(
+        [this, link, bytes, pending, arrived] {
+          if (!link->send(bytes, 0) && m_error.empty()) m_error = link->error();
+          if (--*pending == 0) arrived->notify();
+        },
+        sc_core::sc_gen_unique_name("kv_send"));
+  }
+  sc_core::wait(*arrived);
+  if (!m_error.empty()) {
+    sc_core::sc_stop();
+    return;
+  }
+  ++m_kvTransfers;
+  m_kvTransferBytes += static_cast<double>(total);
+  m_kvTransferTimeS += (sc_core::sc_time_stamp() - start).to_seconds();
+  if (m_completed) return;
+  dst.scheduler->submit(ServingRequest{id, record.inputTokens, record.outputTokens, true});
+  dst.work.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ServingEngine::onStepDone(Replica& r, const std::vector<StepOutcome>& outcomes) {
   const double now = sc_core::sc_time_stamp().to_seconds();
   for (const StepOutcome& o : outcomes) {
     RequestRecord& record = m_records[o.request - 1];
@@ -501,6 +596,15 @@ void ServingEngine::onStepDone(const std::vector<StepOutcome>& outcomes) {
       record.tokenTimes.push_back(now);
     }
     if (!o.finished) continue;
+    if (r.role == Role::kPrefill && record.tokenTimes.size() < record.outputTokens) {
+      // Prefilled: its KV goes to a decode replica, which produces the rest.
+      const int to = m_decoders[static_cast<std::size_t>(m_nextDecoder)];
+      m_nextDecoder = (m_nextDecoder + 1) % static_cast<int>(m_decoders.size());
+      const int from = r.index;
+      const uint64_t id = o.request;
+      sc_core::sc_spawn([this, id, from, to] { transferKv(id, from, to); }, sc_core::sc_gen_unique_name("kv"));
+      continue;
+    }
     record.finish = now;
     record.preemptions = o.preemptions;
     if (record.measured && m_measuredLeft > 0 && --m_measuredLeft == 0) {

@@ -33,6 +33,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <vector>
 
 #include "platforms/Platform.h"
@@ -41,6 +42,7 @@
 #include "workloads/CollectiveGroup.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/PipelineLink.h"
 #include "workloads/Routing.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/ServingMetrics.h"
@@ -97,6 +99,9 @@ struct ReplicaStats {
 
 class ServingEngine : public sc_core::sc_module {
  public:
+  /// What a replica runs: everything, or (disaggregation) prompts only or decodes only.
+  enum class Role { kBoth, kPrefill, kDecode };
+
   /// Checks the placement and that every chip holds its weights and a replica's KV cache holds
   /// the longest request. Throws config::ConfigError (kInvalidConfig for what is not modelled
   /// yet, kDoesNotFit with the numbers).
@@ -150,6 +155,12 @@ class ServingEngine : public sc_core::sc_module {
   double tightestRooflineRatio() const { return m_tightestRatio; }
   /// Chips that mirror their replica's rank 0 (their modules count none of the traffic).
   int mirroredChips() const;
+  /// Role of replica `replica`.
+  Role role(int replica) const;
+  /// Disaggregation: prompt KV transfers done, their bytes (all ranks) and summed time.
+  uint64_t kvTransfers() const { return m_kvTransfers; }
+  double kvTransferBytes() const { return m_kvTransferBytes; }
+  double kvTransferTimeS() const { return m_kvTransferTimeS; }
   /// Tokens of KV one replica's cache holds.
   uint64_t kvCapacityTokens() const { return m_kvCapacityTokens; }
 
@@ -164,7 +175,10 @@ class ServingEngine : public sc_core::sc_module {
   void finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start);
   void openLoopSource();
   void send(const Arrival& arrival);
-  void onStepDone(const std::vector<StepOutcome>& outcomes);
+  void onStepDone(Replica& r, const std::vector<StepOutcome>& outcomes);
+  /// Disaggregation: moves request `id`'s prompt KV from prefill replica `from` to decode replica
+  /// `to` over the fabric (every rank to the same rank), then queues it there.
+  void transferKv(uint64_t id, int from, int to);
   /// Routing of the step's tokens through every MoE layer, and its imbalance statistics.
   void route(Replica& r, uint64_t tokens);
 
@@ -185,6 +199,13 @@ class ServingEngine : public sc_core::sc_module {
   double m_tightestRatio = 0.0;
   uint64_t m_kvCapacityTokens = 0;
   int m_nextReplica = 0;
+  std::vector<int> m_entry;     // replicas requests enter at (all, or the prefill pool)
+  std::vector<int> m_decoders;  // disaggregation: the decode pool
+  int m_nextDecoder = 0;
+  std::map<std::tuple<int, int, int>, std::unique_ptr<PipelineLink>> m_kvLinks;  // (prefill, decode, rank)
+  uint64_t m_kvTransfers = 0;
+  double m_kvTransferBytes = 0.0;
+  double m_kvTransferTimeS = 0.0;
   bool m_expertsAcross = false;
   std::unique_ptr<CollectiveGroup> m_epGroup;
   sc_core::sc_event m_anyWork;

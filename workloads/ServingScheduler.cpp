@@ -23,9 +23,16 @@ void ServingScheduler::submit(const ServingRequest& request) {
         "cache holds {}",
         request.id, blocks, request.inputTokens, request.outputTokens, m_kv->blockTokens(), capacity));
   }
+  if (request.prefilled && request.outputTokens < 2) {
+    throw std::invalid_argument(fmt::format("prefilled request {} has no token left to decode", request.id));
+  }
   Sequence& s = m_sequences[request.id];
   s.request = request;
   s.prefillTarget = request.inputTokens;
+  if (request.prefilled) {
+    s.kv = request.inputTokens;
+    s.generated = 1;
+  }
   m_waiting.push_back(request.id);
 }
 
@@ -113,6 +120,7 @@ StepBatch ServingScheduler::next() {
     if (!m_kv->admit(id, s.prefillTarget).ok) break;  // first come, first served: no overtaking
     m_waiting.pop_front();
     m_running.push_back(id);
+    if (s.decoding()) continue;  // prefilled elsewhere: it decodes from the next step
     const uint64_t chunk = std::min({s.prefillTarget, static_cast<uint64_t>(m_config.prefillChunk), budget});
     m_step.push_back(Planned{id, chunk});
     budget -= chunk;

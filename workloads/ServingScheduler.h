@@ -31,6 +31,9 @@ struct ServingRequest {
   uint64_t id = 0;  ///< unique, > 0
   uint64_t inputTokens = 0;
   uint64_t outputTokens = 0;
+  /// Prefilled elsewhere (disaggregation): its prompt's KV arrives with it and its first output
+  /// token is already produced; once admitted it decodes.
+  bool prefilled = false;
 };
 
 /// What a finished step did to a request.

@@ -183,6 +183,37 @@ TEST_F(ServingCliTest, ExpertsAcrossDataParallelReplicasDispatchAndCombineAllToA
   EXPECT_EQ(r["metrics"]["ttft_s"]["count"], 4);
 }
 
+TEST_F(ServingCliTest, DisaggregatedPrefillHandsEachPromptsKvToTheDecodePool) {
+  // Chips 0-3 prefill (one tp-4 replica), chips 4-7 decode: every request's first token comes
+  // from the prefill pool, its prompt KV crosses the switch, the decode pool produces the rest.
+  const Json r = serve("disaggregated",
+                       join({"-m", "tiny-moe", "-p", "jalapeno-8", "--set", "platform.placement.tp=4", "--set",
+                             "platform.placement.dp=1", "--set",
+                             "platform.placement.disaggregation={prefill_chips: [0, 1, 2, 3], decode_chips: [4, 5, 6, "
+                             "7]}"},
+                            smallLoad(4, 4, 512, 32)));
+  ASSERT_FALSE(r.empty());
+  ASSERT_EQ(r["replicas"].size(), 2u);
+  const Json& prefill = r["replicas"][0];
+  const Json& decode = r["replicas"][1];
+  EXPECT_EQ(prefill["role"], "prefill");
+  EXPECT_EQ(decode["role"], "decode");
+  EXPECT_EQ(prefill["decode_tokens"], 0);
+  EXPECT_GT(prefill["prefill_tokens"].get<double>(), 0.0);
+  EXPECT_EQ(decode["prefill_tokens"], 0) << "nothing preempted, so the decode pool never prefills";
+  const workload::ModelConfig model = shippedModel("tiny-moe");
+  const double perPrompt = model.kvBytesPerTokenPerLayer() * model.layers * 512;
+  const double transfers = r["kv_transfers"]["count"].get<double>();
+  EXPECT_GE(transfers, 8.0);
+  EXPECT_DOUBLE_EQ(r["kv_transfers"]["bytes"].get<double>(), transfers * perPrompt);
+  // The transfer sits between the first and the second token: at least its bytes over the
+  // prefill chips' links.
+  const platform::PlatformConfig platform = shippedPlatform("jalapeno-8");
+  EXPECT_GE(r["kv_transfers"]["mean_time_s"].get<double>(),
+            perPrompt / 4 / platform.chipConfig(0).fabricPorts.bandwidthBytesPerS());
+  EXPECT_EQ(r["metrics"]["ttft_s"]["count"], 4);
+}
+
 TEST_F(ServingCliTest, FullKvCachePreemptsAndEveryRequestStillCompletes) {
   const auto load = smallLoad(4, 8, 512, 256);
   const Json roomy = serve("roomy", join({"-m", "tiny-dense"}, load));
