@@ -77,15 +77,14 @@ void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
   counts.refreshes += missed;
 }
 
-double DramChannel::activate(Bank& bank, double earliest, DramCommandCounts& counts) {
+double DramChannel::activate(Bank& bank, double earliest, PageCounts& counts) {
   double at = std::max(earliest, bank.readyAt);
   if (bank.openRow >= 0) {
     // Row conflict: precharge (not before tRAS after its ACT), then activate.
     at = std::max(at, bank.actAt + m_t.tRAS) + m_t.tRP;
-    counts.precharges += 1;
-    counts.rowConflicts += 1;
+    ++counts.conflicts;
   } else {
-    counts.rowMisses += 1;
+    ++counts.misses;
   }
   const int group = bank.group;
   if (m_lastAct >= 0) at = std::max(at, m_lastAct + (group == m_lastActGroup ? m_t.tRRDl : m_t.tRRDs));
@@ -95,7 +94,6 @@ double DramChannel::activate(Bank& bank, double earliest, DramCommandCounts& cou
   m_lastAct = at;
   m_lastActGroup = group;
   bank.actAt = at;
-  counts.activates += 1;
   return at;
 }
 
@@ -120,16 +118,17 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   double firstAct = -1.0;
   double lastAct = commandStart;
   const uint64_t exact = std::min(pages, banks);
+  PageCounts pageCounts;  // counted locally: the bank updates below cannot alias them
   for (uint64_t i = 0; i < exact; ++i) {
     const uint64_t page = firstPage + i;
     Bank& bank = m_banks[bankOf(page)];
     const int64_t row = rowOf(page);
     double columnAt = 0.0;
     if (bank.openRow == row) {
-      counts.rowHits += 1;
+      ++pageCounts.hits;
       columnAt = std::max(commandStart, bank.actAt + m_t.tRCD);
     } else {
-      lastAct = activate(bank, commandStart, counts);
+      lastAct = activate(bank, commandStart, pageCounts);
       if (firstAct < 0) firstAct = lastAct;
       bank.openRow = row;
       columnAt = lastAct + m_t.tRCD;
@@ -137,6 +136,11 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     lastReady = columnAt + m_t.tCL;
     if (i == 0) firstReady = lastReady;
   }
+  counts.rowHits += static_cast<double>(pageCounts.hits);
+  counts.rowMisses += static_cast<double>(pageCounts.misses);
+  counts.rowConflicts += static_cast<double>(pageCounts.conflicts);
+  counts.precharges += static_cast<double>(pageCounts.conflicts);
+  counts.activates += static_cast<double>(pageCounts.misses + pageCounts.conflicts);
   // Further pages revisit banks with a new row each time: PRE + ACT at the steady-state period.
   if (pages > banks) {
     const double period = steadyActPeriod();

@@ -82,7 +82,13 @@ class DramChannel {
     double readyAt = 0.0;  ///< earliest next ACT when closed (after PRE or refresh)
   };
 
-  double activate(Bank& bank, double earliest, DramCommandCounts& counts);
+  /// Page outcomes of one segment's exactly scheduled pages.
+  struct PageCounts {
+    uint64_t hits = 0;
+    uint64_t misses = 0;     ///< closed bank: ACT
+    uint64_t conflicts = 0;  ///< another row open: PRE + ACT
+  };
+  double activate(Bank& bank, double earliest, PageCounts& counts);
   /// Bank and row of a channel-local page (shifts when the bank count is a power of two: these
   /// run for every page of every segment).
   uint64_t bankOf(uint64_t page) const { return m_bankShift >= 0 ? page & m_bankMask : page % m_bankCount; }
