@@ -300,9 +300,10 @@ int runCommand(const Args& args, std::ostream& out) {
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
     stats = {{platform.stats().name(), platform.stats().toJson()}};
     for (int d = 0; d < engine.replicas(); ++d) {
-      if (const workload::CollectiveGroup* group = engine.group(d)) {
+      for (const workload::CollectiveGroup* group : engine.groups(d))
         stats[group->stats().name()] = group->stats().toJson();
-      }
+      for (const workload::PipelineLink* link : engine.stageLinks(d))
+        stats[link->stats().name()] = link->stats().toJson();
     }
     if (const workload::CollectiveGroup* group = engine.expertGroup()) {
       stats[group->stats().name()] = group->stats().toJson();

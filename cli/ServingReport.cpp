@@ -27,7 +27,7 @@ double ratio(double a, double b) {
 nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, const platform::PlatformConfig& platform,
                                       const workload::ScenarioConfig& scenario) {
   const workload::ServingMetrics metrics = workload::computeServingMetrics(engine.metricRecords(), engine.window());
-  const int chips = engine.replicas() * engine.tp();
+  const int chips = static_cast<int>(engine.chipMemory().size());  // every serving chip
   double rated = 0.0;
   for (const auto& m : engine.chipMemory()) rated += platform.chipConfig(m.chip).ratedPowerW;
 
@@ -89,7 +89,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
          {"bytes_moved", s.bytes},
          {"flops", s.flops},
          {"collective_bytes", s.collectiveBytes},
-         {"achieved_hbm_bandwidth_bytes_per_s", ratio(s.bytes, s.busyS * engine.tp())},
+         {"achieved_hbm_bandwidth_bytes_per_s", ratio(s.bytes, s.busyS * engine.tp() * engine.pp())},
          {"kv_cache",
           {{"capacity_blocks", s.kvBlocks},
            {"peak_blocks", s.peakKvBlocks},
@@ -109,6 +109,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
           {"load", load},
           {"placement",
            {{"tp", platform.placement.tp},
+            {"pp", platform.placement.pp},
             {"dp", platform.placement.dp},
             {"ep", platform.placement.ep},
             {"chips", chips},
@@ -138,12 +139,15 @@ void printServingSummary(std::ostream& out, const std::string& model, const plat
   const auto& m = results["metrics"];
   const auto& ix = m["inferencex"];
   const auto& load = results["load"];
-  out << fmt::format("scoville run: {} on {} — {} ({}{}, {} in / {} out; tp {} x dp {})\n", model, platform.name,
+  const platform::PlacementConfig& p = platform.placement;
+  out << fmt::format("scoville run: {} on {} — {} ({}{}, {} in / {} out; tp {}{} x dp {}{}{})\n", model, platform.name,
                      scenario.name, load["impl"].get<std::string>(),
                      scenario.load.impl == workload::LoadKind::kClosedLoop
                          ? fmt::format(" concurrency {}", scenario.load.concurrency)
                          : "",
-                     scenario.inputTokens, scenario.outputTokens, platform.placement.tp, platform.placement.dp);
+                     scenario.inputTokens, scenario.outputTokens, p.tp, p.pp > 1 ? fmt::format(" x pp {}", p.pp) : "",
+                     p.dp, p.ep > 1 ? fmt::format(", ep {}", p.ep) : "",
+                     p.disaggregation ? fmt::format(", {} prefill chips", p.disaggregation->prefillChips.size()) : "");
   out << fmt::format("  requests             {} measured after {} warm-up ({} sent), {} preemptions\n",
                      load["measured_requests"].get<int>(), load["warmup_requests"].get<int>(),
                      load["sent_requests"].get<std::size_t>(), results["preemptions"].get<uint64_t>());

@@ -33,7 +33,9 @@ struct ServingEngine::Replica {
   std::vector<int> chips;
   std::vector<std::unique_ptr<StepPlanner>> planners;
   std::vector<std::unique_ptr<StepDriver>> drivers;
-  std::unique_ptr<CollectiveGroup> group;
+  std::vector<std::unique_ptr<CollectiveGroup>> groups;  // tensor-parallel, per stage (tp > 1)
+  std::vector<std::unique_ptr<PipelineLink>> links;      // stage s rank r -> stage s + 1 rank r
+  std::vector<std::size_t> leaderOf;                     // per chip: its stage's rank 0
   std::unique_ptr<ServingScheduler> scheduler;
   std::unique_ptr<RoutingModel> routing;
   std::vector<std::vector<uint64_t>> expertTokens;  // [layer][expert] of the current step
@@ -49,10 +51,11 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     : sc_core::sc_module(name), m_model(model), m_scenario(scenario), m_load(scenario, seed, files.loadTrace) {
   const platform::PlatformConfig& config = platform.config();
   const platform::PlacementConfig& placement = config.placement;
-  if (placement.pp > 1) {
+  m_pp = placement.pp;
+  if (m_pp > 1 && placement.disaggregation) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("platform '{}': serving with pipeline parallelism (placement.pp > 1) is not "
-                                  "modelled yet (decode_step scenarios run it)",
+                      fmt::format("platform '{}': serving with pipeline parallelism and prefill/decode "
+                                  "disaggregation together is not modelled",
                                   config.name));
   }
   // Replica r's chips: with disaggregation, the prefill pool's replicas (prefill_chips in groups
@@ -102,11 +105,18 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
   std::vector<std::string> misfits;
   const uint64_t longest = m_load.maxInputTokens() + m_load.maxOutputTokens() - 1;  // the last token is never fed
   std::vector<std::pair<Role, std::vector<int>>> replicaChips;
+  // A replica's chips: stage-major, chip (d x pp + s) x tp + r of the pool as in decode_step.
+  const auto width = static_cast<std::size_t>(m_tp * m_pp);
   for (const auto& [role, chips] : pools) {
-    for (std::size_t first = 0; first + static_cast<std::size_t>(m_tp) <= chips.size(); first += m_tp) {
+    for (std::size_t first = 0; first + width <= chips.size(); first += width) {
       replicaChips.emplace_back(role, std::vector<int>(chips.begin() + static_cast<std::ptrdiff_t>(first),
-                                                       chips.begin() + static_cast<std::ptrdiff_t>(first) + m_tp));
+                                                       chips.begin() + static_cast<std::ptrdiff_t>(first + width)));
     }
+  }
+  if (m_expertsAcross && m_pp > 1) {
+    throw ConfigError(
+        ErrorKind::kInvalidConfig, "",
+        fmt::format("platform '{}': experts across replicas with pipeline parallelism is not modelled", config.name));
   }
   if (m_expertsAcross && placement.disaggregation) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
@@ -118,12 +128,14 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     auto r = std::make_unique<Replica>();
     r->index = d;
     r->role = replicaChips[static_cast<std::size_t>(d)].first;
-    uint64_t kvCapacity = ~uint64_t{0};
-    for (int rank = 0; rank < m_tp; ++rank) {
-      const int chip = replicaChips[static_cast<std::size_t>(d)].second[static_cast<std::size_t>(rank)];
+    uint64_t kvTokens = ~uint64_t{0};  // tokens of KV the tightest chip holds
+    for (int c = 0; c < m_tp * m_pp; ++c) {
+      const int rank = c % m_tp;
+      const int stage = c / m_tp;
+      const int chip = replicaChips[static_cast<std::size_t>(d)].second[static_cast<std::size_t>(c)];
       const hw::ChipConfig& chipConfig = config.chipConfig(chip);
       r->chips.push_back(chip);
-      ModelShard shard = shardFor(placement, model, rank, 0);
+      ModelShard shard = shardFor(placement, model, rank, stage);
       shard.expertsAcrossReplicas = m_expertsAcross;
       shard.epRank = d;
       r->planners.push_back(std::make_unique<StepPlanner>(model, chipConfig, std::move(shard)));
@@ -139,12 +151,16 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
                                       bytesText(chipConfig.hbm.capacityBytes)));
         continue;
       }
-      kvCapacity = std::min(kvCapacity, static_cast<uint64_t>(free));
+      kvTokens =
+          std::min(kvTokens, static_cast<uint64_t>(free) /
+                                 std::max<uint64_t>(1, planner.kvBytesPerTokenPerLayer() * planner.stageLayers()));
     }
     if (!misfits.empty()) continue;
-    // One cache per replica: every rank holds its slice of the same tokens, so the smallest
-    // rank's room bounds the blocks.
+    // One cache per replica: every chip holds its slice (its ranks' heads, its stage's layers) of
+    // the same tokens, so the tightest chip bounds the blocks. The allocator is sized in stage 0's
+    // layers (the most; later stages use the first layers of each slot's region).
     const StepPlanner& lead = *r->planners.front();
+    const uint64_t kvCapacity = kvTokens * lead.kvBytesPerTokenPerLayer() * lead.stageLayers();
     hw::KvTierCapacities capacities;
     capacities.localHbmBytes = kvCapacity;
     auto kv = std::make_unique<hw::KvBlockAllocator>(
@@ -172,27 +188,49 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       r->expertTokens.resize(static_cast<std::size_t>(model.layers));
       if (placement.ep > 1) r->expertOwner = placement.expertOwners(model.routedExperts);
     }
-    // Drivers and the tensor-parallel group, bound to the chips and their fabric interfaces.
-    if (m_tp > 1) {
-      const hw::FabricPortsConfig& ports = config.chipConfig(r->chips.front()).fabricPorts;
-      r->group = std::make_unique<CollectiveGroup>(fmt::format("tp_group{}", d).c_str(), r->chips, algorithm,
-                                                   CollectiveCost{ports.link.latencyS, ports.bandwidthBytesPerS()});
+    // Drivers, a tensor-parallel group per stage and the stages' hand-offs, bound to the chips
+    // and their fabric interfaces.
+    const auto at = [&](int stage, int rank) { return static_cast<std::size_t>(stage * m_tp + rank); };
+    for (int stage = 0; stage < m_pp && m_tp > 1; ++stage) {
+      std::vector<int> chips(r->chips.begin() + static_cast<std::ptrdiff_t>(at(stage, 0)),
+                             r->chips.begin() + static_cast<std::ptrdiff_t>(at(stage, 0) + m_tp));
+      const hw::FabricPortsConfig& ports = config.chipConfig(chips.front()).fabricPorts;
+      r->groups.push_back(std::make_unique<CollectiveGroup>(
+          (m_pp > 1 ? fmt::format("tp_group{}_{}", d, stage) : fmt::format("tp_group{}", d)).c_str(), chips, algorithm,
+          CollectiveCost{ports.link.latencyS, ports.bandwidthBytesPerS()}));
       for (int rank = 0; rank < m_tp; ++rank) {
-        r->group->sockets[static_cast<std::size_t>(rank)].bind(
-            platform.fabric(r->chips[static_cast<std::size_t>(rank)]).fromChip);
+        r->groups.back()->sockets[static_cast<std::size_t>(rank)].bind(
+            platform.fabric(chips[static_cast<std::size_t>(rank)]).fromChip);
       }
     }
-    for (int rank = 0; rank < m_tp; ++rank) {
-      r->mirrors.push_back(mirror && rank > 0 && r->planners[static_cast<std::size_t>(rank)]->plansLike(lead));
+    for (int c = 0; c < m_tp * m_pp; ++c) {
+      // Rank r of a stage mirrors the stage's rank 0 when it plans like it.
+      const std::size_t leader = at(c / m_tp, 0);
+      r->leaderOf.push_back(leader);
+      r->mirrors.push_back(mirror && c % m_tp > 0 &&
+                           r->planners[static_cast<std::size_t>(c)]->plansLike(*r->planners[leader]));
     }
-    for (int rank = 0; rank < m_tp; ++rank) {
-      hw::Chip& chip = platform.chip(r->chips[static_cast<std::size_t>(rank)]);
+    for (int c = 0; c < m_tp * m_pp; ++c) {
+      hw::Chip& chip = platform.chip(r->chips[static_cast<std::size_t>(c)]);
       r->drivers.push_back(
-          std::make_unique<StepDriver>(fmt::format("driver{}", r->chips[static_cast<std::size_t>(rank)]).c_str(),
+          std::make_unique<StepDriver>(fmt::format("driver{}", r->chips[static_cast<std::size_t>(c)]).c_str(),
                                        chip.config().sram.stagingBuffers, mode));
       r->drivers.back()->loadPort.socket.bind(chip.socket());
       r->drivers.back()->computePort.socket.bind(chip.socket());
-      if (r->group) r->drivers.back()->joinGroup(*r->group, rank);
+      if (!r->groups.empty()) r->drivers.back()->joinGroup(*r->groups[static_cast<std::size_t>(c / m_tp)], c % m_tp);
+    }
+    for (int stage = 0; stage + 1 < m_pp; ++stage) {
+      for (int rank = 0; rank < m_tp; ++rank) {
+        const int src = r->chips[at(stage, rank)];
+        const int dst = r->chips[at(stage + 1, rank)];
+        r->links.push_back(
+            std::make_unique<PipelineLink>(fmt::format("stage_link{}_{}_{}", d, stage, rank).c_str(), src, dst));
+        r->links.back()->socket.bind(platform.fabric(src).fromChip);
+        StepDriver& from = *r->drivers[at(stage, rank)];
+        StepDriver& to = *r->drivers[at(stage + 1, rank)];
+        from.linkStages(from.input(), r->links.back().get());
+        to.linkStages(r->links.back().get(), to.output());
+      }
     }
     m_replicas.push_back(std::move(r));
   }
@@ -264,7 +302,12 @@ std::string ServingEngine::error() const {
     for (const auto& d : r->drivers) {
       if (!d->error().empty()) return d->error();
     }
-    if (r->group && !r->group->error().empty()) return r->group->error();
+    for (const auto& group : r->groups) {
+      if (!group->error().empty()) return group->error();
+    }
+    for (const auto& link : r->links) {
+      if (!link->error().empty()) return link->error();
+    }
   }
   return "";
 }
@@ -297,8 +340,16 @@ int ServingEngine::mirroredChips() const {
   return mirrored;
 }
 
-const CollectiveGroup* ServingEngine::group(int replica) const {
-  return m_replicas.at(static_cast<std::size_t>(replica))->group.get();
+std::vector<const CollectiveGroup*> ServingEngine::groups(int replica) const {
+  std::vector<const CollectiveGroup*> out;
+  for (const auto& group : m_replicas.at(static_cast<std::size_t>(replica))->groups) out.push_back(group.get());
+  return out;
+}
+
+std::vector<const PipelineLink*> ServingEngine::stageLinks(int replica) const {
+  std::vector<const PipelineLink*> out;
+  for (const auto& link : m_replicas.at(static_cast<std::size_t>(replica))->links) out.push_back(link.get());
+  return out;
 }
 
 ServingWindow ServingEngine::window() const {
@@ -392,11 +443,11 @@ void ServingEngine::replicaLoop(int index) {
     const sc_core::sc_time start = sc_core::sc_time_stamp();
     for (std::size_t c = 0; c < r.drivers.size(); ++c) {
       // Mirrors get a copy of rank 0's plan (plansLike: their own would be equal).
-      StepPlan plan = r.mirrors[c] ? r.drivers.front()->plan() : r.planners[c]->plan(batch);
+      StepPlan plan = r.mirrors[c] ? r.drivers[r.leaderOf[c]]->plan() : r.planners[c]->plan(batch);
       r.stats.bytes += plan.bytesMoved;
       r.stats.flops += plan.flops;
       r.stats.collectiveBytes += plan.collectiveBytes;
-      r.drivers[c]->post(std::move(plan), r.mirrors[c] ? r.drivers.front().get() : nullptr);
+      r.drivers[c]->post(std::move(plan), r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr);
     }
     for (const auto& driver : r.drivers) {
       while (!driver->idle() && driver->error().empty()) sc_core::wait(driver->stepDone());

@@ -24,9 +24,12 @@
 // they all see the full load. The run then stops (sc_stop). The measurement window runs from the
 // first measured request's arrival to the last one's finish.
 //
-// Not modelled yet (rejected with a ConfigError): pipeline parallelism (pp > 1), prefill/decode
-// disaggregation, swap preemption (no host tier in the serving data path), and experts spread
-// over replicas of tp > 1.
+// Pipeline stages (pp > 1): a replica's stages run each step in turn, handing activations over
+// PipelineLinks; no microbatches overlap them.
+//
+// Not modelled yet (rejected with a ConfigError): swap preemption (no host tier in the serving
+// data path), experts spread over replicas of tp > 1 or with pipeline stages, and pipeline
+// stages or experts across replicas with disaggregation.
 
 #include <cstdint>
 #include <map>
@@ -134,8 +137,11 @@ class ServingEngine : public sc_core::sc_module {
   int replicas() const { return static_cast<int>(m_replicas.size()); }
   int tp() const { return m_tp; }
   const ReplicaStats& replicaStats(int replica) const;
-  /// The tensor-parallel group of `replica`; null for tp = 1.
-  const CollectiveGroup* group(int replica) const;
+  /// The tensor-parallel groups of `replica`, one per pipeline stage; none for tp = 1.
+  std::vector<const CollectiveGroup*> groups(int replica) const;
+  /// The pipeline hand-offs of `replica` (pp > 1).
+  std::vector<const PipelineLink*> stageLinks(int replica) const;
+  int pp() const { return m_pp; }
   /// The expert-parallel group over the replicas (experts across replicas); null otherwise.
   const CollectiveGroup* expertGroup() const { return m_epGroup.get(); }
   /// Max / mean tokens per chip, summed over routed layers and steps, and that count (experts
@@ -185,6 +191,7 @@ class ServingEngine : public sc_core::sc_module {
   const ModelConfig m_model;
   const ScenarioConfig m_scenario;
   int m_tp = 1;
+  int m_pp = 1;
   std::vector<std::unique_ptr<Replica>> m_replicas;
   std::vector<ChipMemory> m_chipMemory;
   LoadGenerator m_load;

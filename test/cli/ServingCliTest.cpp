@@ -214,6 +214,29 @@ TEST_F(ServingCliTest, DisaggregatedPrefillHandsEachPromptsKvToTheDecodePool) {
   EXPECT_EQ(r["metrics"]["ttft_s"]["count"], 4);
 }
 
+TEST_F(ServingCliTest, PipelineStagesRunEachStepInTurnAndHandOffActivations) {
+  // tp 4 x pp 2 against tp 4 x dp 2 on eight chips, one user: each stage holds half the layers on
+  // four chips, so a token costs what one tp-4 replica's does plus the hand-off (no microbatches
+  // overlap the stages).
+  const auto load = smallLoad(1, 2, 256, 32);
+  const std::vector<std::string> base{"-m", "tiny-moe", "-p", "jalapeno-8", "--set", "platform.placement.tp=4"};
+  const Json flat = serve("flat", join(join(base, {"--set", "platform.placement.dp=2"}), load));
+  const Json piped =
+      serve("piped", join(join(base, {"--set", "platform.placement.pp=2", "--set", "platform.placement.dp=1"}), load));
+  ASSERT_FALSE(flat.empty());
+  ASSERT_FALSE(piped.empty());
+  const Json stats = Json::parse(readFile(dir.file("piped/report.json")))["stats"];
+  const double steps = piped["replicas"][0]["steps"].get<double>();
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(stats["stage_link0_0_" + std::to_string(rank)]["stats"]["messages"]["value"].get<double>(), steps);
+  }
+  EXPECT_EQ(piped["mirrored_chips"], 6) << "ranks 1-3 of each stage mirror the stage's rank 0";
+  EXPECT_GT(piped["metrics"]["inferencex"]["median_tpot"].get<double>(),
+            flat["metrics"]["inferencex"]["median_tpot"].get<double>());
+  EXPECT_LT(piped["metrics"]["inferencex"]["median_tpot"].get<double>(),
+            1.5 * flat["metrics"]["inferencex"]["median_tpot"].get<double>());
+}
+
 TEST_F(ServingCliTest, FullKvCachePreemptsAndEveryRequestStillCompletes) {
   const auto load = smallLoad(4, 8, 512, 256);
   const Json roomy = serve("roomy", join({"-m", "tiny-dense"}, load));
