@@ -659,9 +659,10 @@ void ServingEngine::onStepDone(Replica& r, const std::vector<StepOutcome>& outco
     record.finish = now;
     record.preemptions = o.preemptions;
     if (record.measured && m_measuredLeft > 0 && --m_measuredLeft == 0) {
-      // The last measured request: the step's other outcomes are still recorded, nothing new is sent.
+      // The last measured request: nothing new is sent; steps and transfers in flight finish and
+      // every thread leaves its loop (no sc_stop: threads stopped mid-wait would never unwind
+      // their stacks), so the simulation ends when nothing is left to do.
       m_completed = true;
-      sc_core::sc_stop();
     }
     if (record.user >= 0 && !m_completed) send(m_load.next(record.user, now));
   }

@@ -21,7 +21,8 @@
 // a source thread sends them at their arrival times, round robin over the replicas. Requests are
 // numbered in sending order; the first scenario.warmup() are warm-up, the next scenario.requests
 // are measured, and the load keeps running until every measured request has finished, so that
-// they all see the full load. The run then stops (sc_stop). The measurement window runs from the
+// they all see the full load. Then nothing new is sent; steps and KV transfers in flight finish,
+// every loop ends and the simulation runs out of events. The measurement window runs from the
 // first measured request's arrival to the last one's finish.
 //
 // Pipeline stages (pp > 1): a replica's stages run each step in turn, handing activations over
