@@ -6,11 +6,66 @@
 #include <tuple>
 
 #include "tlm/config/ConfigError.h"
+#include "tlm/config/Units.h"
+#include "workloads/Routing.h"
 
 namespace scoville::workload {
 
 using config::ConfigError;
 using config::ErrorKind;
+
+StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
+                        ModelShard shard, int batchOverride, double reservedBytes) {
+  const auto batch = static_cast<uint64_t>(batchOverride >= 0 ? batchOverride : scenario.batch);
+  const auto context = static_cast<uint64_t>(scenario.contextLength);
+  if (model.family == ModelFamily::kMoe && shard.ep > 1 && shard.expertOwner.empty()) {
+    for (int e = 0; e < model.routedExperts; ++e) {
+      shard.expertOwner.push_back(static_cast<int>(static_cast<uint64_t>(e) * static_cast<uint64_t>(shard.ep) /
+                                                   static_cast<uint64_t>(model.routedExperts)));
+    }
+  }
+  const StepPlanner planner(model, chip, shard);
+  const int tp = planner.shard().tp;
+  // Each request's KV cache holds context + 1 tokens per layer after the step, requests side by
+  // side within a layer's region.
+  const uint64_t region = (planner.kvBytesPerTokenPerLayer() * (context + 1) + 4095) / 4096 * 4096;  // 4 KiB aligned
+  const double kvBytes =
+      static_cast<double>(planner.kvBytesPerTokenPerLayer() * (context + 1) * planner.stageLayers() * batch);
+  const double needed = static_cast<double>(planner.kvBase()) +
+                        static_cast<double>(region * batch) * planner.stageLayers() + reservedBytes;
+  if (needed > chip.hbm.capacityBytes) {
+    throw ConfigError(
+        ErrorKind::kDoesNotFit, "",
+        fmt::format(
+            "model '{}' does not fit on chip '{}'{}: weights {} + KV cache {} (batch {} x {} tokens){} = {} "
+            "> HBM capacity {}",
+            model.name, chip.name, tp > 1 ? fmt::format(" (tensor-parallel rank {} of {})", shard.rank, tp) : "",
+            config::formatQuantity(planner.weightBytes(), config::dim::kBytes),
+            config::formatQuantity(kvBytes, config::dim::kBytes), batch, context + 1,
+            reservedBytes > 0 ? " + activations " + config::formatQuantity(reservedBytes, config::dim::kBytes) : "",
+            config::formatQuantity(needed, config::dim::kBytes),
+            config::formatQuantity(chip.hbm.capacityBytes, config::dim::kBytes)));
+  }
+  StepBatch step;
+  step.kvLayerStride = region * batch;
+  for (uint64_t r = 0; r < batch; ++r) {
+    step.sequences.push_back(StepSequence{r + 1, context, 1, true, planner.kvBase() + r * region});
+  }
+  std::vector<std::vector<uint64_t>> routed;
+  if (model.family == ModelFamily::kMoe) {
+    RoutingConfig uniform;
+    const std::unique_ptr<RoutingModel> routing =
+        makeRoutingModel(uniform, model.routedExperts, model.expertsPerToken, 1);
+    routed.resize(static_cast<uint64_t>(model.layers));
+    for (int l = 0; l < model.layers; ++l) {
+      if (!model.isMoeLayer(l)) continue;
+      routed[static_cast<std::size_t>(l)].assign(static_cast<uint64_t>(model.routedExperts), 0);
+      routing->route(static_cast<uint32_t>(l), batch, routed[static_cast<std::size_t>(l)]);
+    }
+    step.expertTokens = &routed;
+  }
+  return planner.plan(step);
+}
 
 ModelShard shardFor(const platform::PlacementConfig& placement, const ModelConfig& model, int rank, int stage) {
   ModelShard shard{placement.tp, rank, placement.pp, stage, placement.ep, {}};

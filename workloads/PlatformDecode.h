@@ -38,6 +38,14 @@ struct PlatformDecodePlan {
   std::vector<StepPlan> plans;          ///< plans[i] runs on members[i].chip
 };
 
+/// Plans one decode step, on one chip of a tensor-parallel group and pipeline stage, of `batch`
+/// requests with `scenario.contextLength` tokens each (each request's KV cache contiguous per
+/// layer above the weights, requests side by side). MoE models route their tokens uniformly
+/// (seed 1). Throws ConfigError: kDoesNotFit when weights + KV cache + reservedBytes exceed HBM
+/// capacity (with the numbers), and as StepPlanner.
+StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
+                        ModelShard shard = {}, int batch = -1, double reservedBytes = 0.0);
+
 /// The shard of `model` tensor-parallel rank `rank` of pipeline stage `stage` holds under
 /// `placement` (experts mapped to ranks by placement.experts when ep > 1). Throws ConfigError for
 /// an expert_map that does not match the model.

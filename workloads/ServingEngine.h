@@ -172,7 +172,25 @@ class ServingEngine : public sc_core::sc_module {
   uint64_t kvCapacityTokens() const { return m_kvCapacityTokens; }
 
  private:
-  struct Replica;
+  /// One data-parallel replica (or, with disaggregation, one pool's replica): its chips in
+  /// stage-major order, their planners and drivers, groups, links, scheduler and routing.
+  struct Replica {
+    int index = 0;
+    Role role = Role::kBoth;
+    std::vector<int> chips;
+    std::vector<std::unique_ptr<StepPlanner>> planners;
+    std::vector<std::unique_ptr<StepDriver>> drivers;
+    std::vector<std::unique_ptr<CollectiveGroup>> groups;  // tensor-parallel, per stage (tp > 1)
+    std::vector<std::unique_ptr<PipelineLink>> links;      // stage s rank r -> stage s + 1 rank r
+    std::vector<std::size_t> leaderOf;                     // per chip: its stage's rank 0
+    std::unique_ptr<ServingScheduler> scheduler;
+    std::unique_ptr<RoutingModel> routing;
+    std::vector<std::vector<uint64_t>> expertTokens;  // [layer][expert] of the current step
+    std::vector<int> expertOwner;                     // ep > 1: rank of each expert
+    std::vector<bool> mirrors;                        // per rank: mirrors rank 0
+    ReplicaStats stats;
+    sc_core::sc_event work;
+  };
 
   void replicaLoop(int replica);
   /// Experts across replicas: every replica steps together (each MoE layer's all-to-all spans

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <tuple>
 
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
-#include "workloads/Routing.h"
 
 namespace scoville::workload {
 
@@ -49,15 +49,13 @@ uint64_t aligned(uint64_t bytes) {
 }  // namespace
 
 uint64_t PlannedOp::bytes() const {
-  uint64_t total = 0;
-  for (const MemoryAccess& access : accesses) total += access.bytes;
-  return total;
+  return std::accumulate(accesses.begin(), accesses.end(), uint64_t{0},
+                         [](uint64_t sum, const MemoryAccess& a) { return sum + a.bytes; });
 }
 
 double PlannedOp::flops() const {
-  double total = 0.0;
-  for (const tlm::GemmShape& gemm : gemms) total += gemm.flops();
-  return total;
+  return std::accumulate(gemms.begin(), gemms.end(), 0.0,
+                         [](double sum, const tlm::GemmShape& g) { return sum + g.flops(); });
 }
 
 uint64_t shardOf(uint64_t total, int parts, int rank) {
@@ -74,9 +72,8 @@ uint64_t attendedTokens(uint64_t context, uint64_t tokens, uint64_t window) {
 }
 
 uint64_t StepBatch::tokens() const {
-  uint64_t total = 0;
-  for (const StepSequence& s : sequences) total += s.tokens;
-  return total;
+  return std::accumulate(sequences.begin(), sequences.end(), uint64_t{0},
+                         [](uint64_t sum, const StepSequence& q) { return sum + q.tokens; });
 }
 
 uint64_t StepPlanner::take(uint64_t bytes) {
@@ -93,12 +90,13 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
   const bool mla = m.attention == AttentionKind::kMla;
   const bool moe = m.family == ModelFamily::kMoe;
   const bool acrossReplicas = m_shard.expertsAcrossReplicas && tp == 1 && m_shard.ep > 1;
+  const auto invalid = [](const std::string& message) { throw ConfigError(ErrorKind::kInvalidConfig, "", message); };
   if (m_shard.ep != 1 && m_shard.ep != tp && !acrossReplicas) {
-    throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("expert parallelism ep = {} with tp = {} is not modelled here: experts are "
-                                  "sliced over the tensor-parallel group (ep 1), spread over it whole (ep = tp), or, "
-                                  "in serving, spread over data-parallel replicas of tp 1 (ep = dp)",
-                                  m_shard.ep, tp));
+    invalid(
+        fmt::format("expert parallelism ep = {} with tp = {} is not modelled here: experts are sliced over the "
+                    "tensor-parallel group (ep 1), spread over it whole (ep = tp), or, in serving, spread over "
+                    "data-parallel replicas of tp 1 (ep = dp)",
+                    m_shard.ep, tp));
   }
   const bool wholeExperts = moe && m_shard.ep > 1;
   if (wholeExperts && m_shard.expertOwner.size() != u(m.routedExperts)) {
@@ -107,32 +105,27 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
   }
   if (m.vocab < tp || (m.ffnIntermediate > 0 && m.ffnIntermediate < tp) ||
       (moe && !wholeExperts && m.moeIntermediate < tp)) {
-    throw ConfigError(
-        ErrorKind::kInvalidConfig, "",
+    invalid(
         fmt::format("tensor parallelism tp = {} leaves ranks without work in model '{}': vocab {}, "
                     "ffn_intermediate {}{} must be at least tp",
                     tp, m.name, m.vocab, m.ffnIntermediate,
                     moe && !wholeExperts ? fmt::format(" and moe_intermediate {}", m.moeIntermediate) : ""));
   }
   if (m_shard.pp > m.layers) {
-    throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("pipeline parallelism pp = {} leaves stages without layers: model '{}' has {}",
-                                  m_shard.pp, m.name, m.layers));
+    invalid(fmt::format("pipeline parallelism pp = {} leaves stages without layers: model '{}' has {}", m_shard.pp,
+                        m.name, m.layers));
   }
   if (m.qHeads % tp != 0 || (!mla && m.kvHeads % tp != 0 && tp % m.kvHeads != 0)) {
-    throw ConfigError(
-        ErrorKind::kInvalidConfig, "",
-        fmt::format("tensor parallelism tp = {} does not split model '{}': q_heads {} must be a "
-                    "multiple of tp{}",
-                    tp, m.name, m.qHeads,
-                    mla ? "" : fmt::format(", and kv_heads {} a multiple or a divisor of it", m.kvHeads)));
+    invalid(fmt::format("tensor parallelism tp = {} does not split model '{}': q_heads {} must be a multiple of tp{}",
+                        tp, m.name, m.qHeads,
+                        mla ? "" : fmt::format(", and kv_heads {} a multiple or a divisor of it", m.kvHeads)));
   }
   if (chip.tensorCore.macsPerCell.of(m.computePrecision) <= 0) {
-    throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("model '{}' computes in {} but chip '{}' has no {} rate "
-                                  "(tensor_core.macs_per_cell_per_cycle.{} = 0)",
-                                  m.name, tlm::precisionName(m.computePrecision), chip.name,
-                                  tlm::precisionName(m.computePrecision), tlm::precisionName(m.computePrecision)));
+    const std::string p = tlm::precisionName(m.computePrecision);
+    invalid(
+        fmt::format("model '{}' computes in {} but chip '{}' has no {} rate (tensor_core.macs_per_cell_per_cycle.{} "
+                    "= 0)",
+                    m.name, p, chip.name, p, p));
   }
 
   const uint64_t hidden = u(m.hidden);
@@ -243,8 +236,7 @@ class StepPlanner::Builder {
     plan.batch = b.sequences.size();
     plan.tokens = tokens;
     plan.weightBytes = p.weightBytes();
-    // With experts across replicas an idle chip still serves the others' tokens in every MoE
-    // layer (and takes part in its all-to-alls).
+    // With experts across replicas an idle chip still serves the others' tokens (and all-to-alls).
     if (tokens == 0 && b.dispatchBytes == nullptr) return finish();
     if (p.m_firstStage && tokens > 0) embedding();
     plan.receivesFromPrevious = !p.m_firstStage;
@@ -378,23 +370,15 @@ class StepPlanner::Builder {
   uint64_t window(uint32_t l) const { return m.isSlidingLayer(static_cast<int>(l)) ? u(m.slidingWindow) : 0; }
 
   /// KV bytes this layer reads (the cached tokens each query may see) and appends.
-  struct KvTraffic {
-    uint64_t readTokens = 0;
-    uint64_t appendTokens = 0;
-    uint64_t address = 0;
-  };
-  KvTraffic kvTraffic(uint32_t l, uint32_t local) const {
-    KvTraffic t;
+  /// Tokens of cached KV the layer reads (each sequence's window, or all) and tokens it appends.
+  std::pair<uint64_t, uint64_t> kvTokens(uint32_t l) const {
     const uint64_t w = window(l);
+    uint64_t read = 0, append = 0;
     for (const StepSequence& s : b.sequences) {
-      t.readTokens += w > 0 ? std::min(s.context, w - 1) : s.context;
-      t.appendTokens += s.tokens;
+      read += w > 0 ? std::min(s.context, w - 1) : s.context;
+      append += s.tokens;
     }
-    // The KV of a layer lives in one region; the step's reads and appends are issued as one
-    // stream each from the first sequence's blocks (the controller spreads either over all
-    // channels the same way).
-    t.address = b.sequences.front().kvAddress + local * b.kvLayerStride;
-    return t;
+    return {read, append};
   }
 
   /// Reads the step's cached KV of layer l in buffer-sized tiles, appends the new tokens' KV, and
@@ -402,15 +386,17 @@ class StepPlanner::Builder {
   /// `tail` (per-prefill-sequence attention, after the last tile).
   void attentionTiles(uint32_t l, uint32_t local, const std::vector<tlm::GemmShape>& decodeGemms, double decodeVector,
                       const std::vector<tlm::GemmShape>& tail, double tailVector) {
-    const KvTraffic kv = kvTraffic(l, local);
-    const uint64_t readBytes = kv.readTokens * p.m_kvPerTokenLayer;
+    const auto [readTokens, appendTokens] = kvTokens(l);
+    const uint64_t readBytes = readTokens * p.m_kvPerTokenLayer;
+    // One stream each from the first sequence's blocks: the controller spreads it over its channels as the blocks.
+    const uint64_t address = b.sequences.front().kvAddress + local * b.kvLayerStride;
     const auto tiles = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(static_cast<double>(readBytes) / tile)));
     uint64_t offset = 0;
     for (uint64_t t = 0; t < tiles; ++t) {
       const tlm::LlmPhase phase = decodes > 0 ? tlm::LlmPhase::kDecode : tlm::LlmPhase::kPrefill;
       PlannedOp& op = push("attention", l, t + 1 == tiles && decodes == 0 ? tlm::LlmPhase::kPrefill : phase);
       const uint64_t bytes = shardOf(readBytes, static_cast<int>(tiles), static_cast<int>(t));
-      if (bytes > 0) op.accesses.push_back(MemoryAccess{tlm::OpKind::kKvRead, kv.address + offset, bytes});
+      if (bytes > 0) op.accesses.push_back(MemoryAccess{tlm::OpKind::kKvRead, address + offset, bytes});
       offset += bytes;
       for (const tlm::GemmShape& g : decodeGemms) {
         tlm::GemmShape part = g;
@@ -420,7 +406,7 @@ class StepPlanner::Builder {
       op.vectorOps = decodeVector / static_cast<double>(tiles);
       if (t + 1 == tiles) {
         op.accesses.push_back(
-            MemoryAccess{tlm::OpKind::kKvAppend, kv.address + readBytes, kv.appendTokens * p.m_kvPerTokenLayer});
+            MemoryAccess{tlm::OpKind::kKvAppend, address + readBytes, appendTokens * p.m_kvPerTokenLayer});
         op.gemms.insert(op.gemms.end(), tail.begin(), tail.end());
         op.vectorOps += tailVector;
       }
@@ -608,58 +594,6 @@ bool StepPlanner::plansLike(const StepPlanner& o) const {
 
 StepPlan StepPlanner::plan(const StepBatch& batch) const {
   return Builder(*this, batch).build();
-}
-
-StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
-                        ModelShard shard, int batchOverride, double reservedBytes) {
-  const auto batch = static_cast<uint64_t>(batchOverride >= 0 ? batchOverride : scenario.batch);
-  const auto context = static_cast<uint64_t>(scenario.contextLength);
-  if (model.family == ModelFamily::kMoe && shard.ep > 1 && shard.expertOwner.empty()) {
-    for (int e = 0; e < model.routedExperts; ++e) {
-      shard.expertOwner.push_back(static_cast<int>(u(e) * u(shard.ep) / u(model.routedExperts)));
-    }
-  }
-  const StepPlanner planner(model, chip, shard);
-  const int tp = planner.shard().tp;
-  // Each request's KV cache holds context + 1 tokens per layer after the step, requests side by
-  // side within a layer's region.
-  const uint64_t region = aligned(planner.kvBytesPerTokenPerLayer() * (context + 1));
-  const double kvBytes =
-      static_cast<double>(planner.kvBytesPerTokenPerLayer() * (context + 1) * planner.stageLayers() * batch);
-  const double needed = static_cast<double>(planner.kvBase()) +
-                        static_cast<double>(region * batch) * planner.stageLayers() + reservedBytes;
-  if (needed > chip.hbm.capacityBytes) {
-    throw ConfigError(
-        ErrorKind::kDoesNotFit, "",
-        fmt::format(
-            "model '{}' does not fit on chip '{}'{}: weights {} + KV cache {} (batch {} x {} tokens){} = {} "
-            "> HBM capacity {}",
-            model.name, chip.name, tp > 1 ? fmt::format(" (tensor-parallel rank {} of {})", shard.rank, tp) : "",
-            config::formatQuantity(planner.weightBytes(), config::dim::kBytes),
-            config::formatQuantity(kvBytes, config::dim::kBytes), batch, context + 1,
-            reservedBytes > 0 ? " + activations " + config::formatQuantity(reservedBytes, config::dim::kBytes) : "",
-            config::formatQuantity(needed, config::dim::kBytes),
-            config::formatQuantity(chip.hbm.capacityBytes, config::dim::kBytes)));
-  }
-  StepBatch step;
-  step.kvLayerStride = region * batch;
-  for (uint64_t r = 0; r < batch; ++r) {
-    step.sequences.push_back(StepSequence{r + 1, context, 1, true, planner.kvBase() + r * region});
-  }
-  std::vector<std::vector<uint64_t>> routed;
-  if (model.family == ModelFamily::kMoe) {
-    RoutingConfig uniform;
-    const std::unique_ptr<RoutingModel> routing =
-        makeRoutingModel(uniform, model.routedExperts, model.expertsPerToken, 1);
-    routed.resize(u(model.layers));
-    for (int l = 0; l < model.layers; ++l) {
-      if (!model.isMoeLayer(l)) continue;
-      routed[u(l)].assign(u(model.routedExperts), 0);
-      routing->route(static_cast<uint32_t>(l), batch, routed[u(l)]);
-    }
-    step.expertTokens = &routed;
-  }
-  return planner.plan(step);
 }
 
 }  // namespace scoville::workload

@@ -12,6 +12,7 @@
 #include "test/support/TrafficGenerator.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/ProtocolChecker.h"
+#include "workloads/PlatformDecode.h"
 #include "workloads/StepDriver.h"
 
 namespace scoville {
@@ -92,7 +93,7 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
   platform::Platform platform("platform", config);
   platform.chip(0).activityBus().subscribe(totals);
   workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers,
-                                tlm::TimingMode::kApproximatelyTimed);
+                              tlm::TimingMode::kApproximatelyTimed);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();

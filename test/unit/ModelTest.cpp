@@ -5,6 +5,7 @@
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/PlatformDecode.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::workload {

@@ -9,6 +9,7 @@
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
 #include "tlm/config/Loader.h"
+#include "workloads/PlatformDecode.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::platform {
