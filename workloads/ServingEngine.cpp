@@ -423,24 +423,33 @@ void ServingEngine::replicaLoop(int index) {
       batch.expertTokens = &r.expertTokens;
     }
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    for (std::size_t c = 0; c < r.drivers.size(); ++c) {
-      // Mirrors get a copy of rank 0's plan (plansLike: their own would be equal).
-      StepPlan plan = r.mirrors[c] ? r.drivers[r.leaderOf[c]]->plan() : r.planners[c]->plan(batch);
-      r.stats.bytes += plan.bytesMoved;
-      r.stats.flops += plan.flops;
-      r.stats.collectiveBytes += plan.collectiveBytes;
-      r.drivers[c]->post(std::move(plan), r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr);
-    }
-    for (const auto& driver : r.drivers) {
-      while (!driver->idle() && driver->error().empty()) sc_core::wait(driver->stepDone());
-    }
-    if (!error().empty()) {
-      m_error = error();
-      sc_core::sc_stop();
-      return;
-    }
+    postStep(r, batch);
+    if (!awaitStep({&r})) return;
     finishStep(r, batch, start);
   }
+}
+
+void ServingEngine::postStep(Replica& r, const StepBatch& batch) {
+  for (std::size_t c = 0; c < r.drivers.size(); ++c) {
+    // Mirrors get a copy of their leader's plan (plansLike: their own would be equal).
+    StepPlan plan = r.mirrors[c] ? r.drivers[r.leaderOf[c]]->plan() : r.planners[c]->plan(batch);
+    r.stats.bytes += plan.bytesMoved;
+    r.stats.flops += plan.flops;
+    r.stats.collectiveBytes += plan.collectiveBytes;
+    r.drivers[c]->post(std::move(plan), r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr);
+  }
+}
+
+bool ServingEngine::awaitStep(const std::vector<Replica*>& replicas) {
+  for (const Replica* r : replicas) {
+    for (const auto& driver : r->drivers) {
+      while (!driver->idle() && driver->error().empty()) sc_core::wait(driver->stepDone());
+    }
+  }
+  if (error().empty()) return true;
+  m_error = error();
+  sc_core::sc_stop();  // a failed step leaves its group's other members waiting: stop here
+  return false;
 }
 
 void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start) {

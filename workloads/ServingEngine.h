@@ -196,6 +196,11 @@ class ServingEngine : public sc_core::sc_module {
   /// Experts across replicas: every replica steps together (each MoE layer's all-to-all spans
   /// them all; a replica without requests still serves its experts).
   void lockstepLoop();
+  /// Plans `batch` on every chip of `r` (mirrors copy their leader's plan) and posts it.
+  void postStep(Replica& r, const StepBatch& batch);
+  /// Waits until every driver of `replicas` finished its step; false (run stopped, error set)
+  /// when one failed.
+  bool awaitStep(const std::vector<Replica*>& replicas);
   /// After a step: roofline check, statistics, scheduler update and token times.
   void finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start);
   void openLoopSource();

@@ -72,26 +72,15 @@ void ServingEngine::lockstepLoop() {
       }
     }
     const sc_core::sc_time start = sc_core::sc_time_stamp();
+    std::vector<Replica*> all;
     for (std::size_t d = 0; d < members; ++d) {
       batches[d].expertTokens = &received[d];
       batches[d].dispatchBytes = &dispatch[d];
       batches[d].combineBytes = &combine[d];
-      Replica& r = *m_replicas[d];
-      StepPlan plan = r.planners.front()->plan(batches[d]);
-      r.stats.bytes += plan.bytesMoved;
-      r.stats.flops += plan.flops;
-      r.stats.collectiveBytes += plan.collectiveBytes;
-      r.drivers.front()->post(std::move(plan));
+      postStep(*m_replicas[d], batches[d]);
+      all.push_back(m_replicas[d].get());
     }
-    for (const auto& r : m_replicas) {
-      const StepDriver& driver = *r->drivers.front();
-      while (!driver.idle() && driver.error().empty()) sc_core::wait(driver.stepDone());
-    }
-    if (!error().empty()) {
-      m_error = error();
-      sc_core::sc_stop();
-      return;
-    }
+    if (!awaitStep(all)) return;
     for (std::size_t d = 0; d < members; ++d) finishStep(*m_replicas[d], batches[d], start);
   }
 }
