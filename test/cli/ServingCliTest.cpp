@@ -276,6 +276,21 @@ TEST_F(ServingCliTest, PoissonAndTraceLoadsAndMultiTurnConversations) {
   EXPECT_EQ(trace["load"]["sent_requests"], 3);
   EXPECT_EQ(trace["metrics"]["ttft_s"]["count"], 3);
 
+  // A routing trace next to the scenario file: every token of every layer goes to experts 0-3
+  // of tiny-moe, so four experts take all the load.
+  std::string routes = "layer,experts\n";
+  for (int layer = 0; layer < 4; ++layer) routes += std::to_string(layer) + ",0 1 2 3\n";
+  writeFile(dir.file("routes.csv"), routes);
+  const std::string routed = scenarioFile(
+      "routed.yaml",
+      "name: routed\ndescription: replayed routing\nkind: serving\nload: {impl: closed_loop, concurrency: 2}\n"
+      "input_tokens: 64\noutput_tokens: 8\nrequests: 2\nrouting: {impl: trace, file: routes.csv}\n");
+  const ProcessResult rr = runScoville({"run", "-q", "-m", "tiny-moe", "-s", routed, "--out", dir.file("routed")});
+  ASSERT_EQ(rr.exitCode, 0) << rr.err;
+  const Json replayed = Json::parse(readFile(dir.file("routed/report.json")))["results"];
+  // 16 experts, 4 of them with all tokens: max / mean = 16 / 4 in every routed layer.
+  EXPECT_DOUBLE_EQ(replayed["moe_routing"]["mean_max_over_mean_tokens_per_expert"].get<double>(), 4.0);
+
   // Conversations of three turns: later prompts carry the earlier turns, so prefill takes longer.
   const auto load = smallLoad(2, 6, 512, 64);
   const Json single = serve("single", join({"-m", "tiny-dense"}, load));
