@@ -418,10 +418,9 @@ constexpr std::array<OwnedKey, 3> kOwnedKeys = {{
 
 void checkRouting(const RoutingConfig& config, const Node& node) {
   for (const OwnedKey& owned : kOwnedKeys) {
-    if (config.impl != owned.owner && node.yaml()[owned.key]) {
-      const Node at = node.at(owned.key);
-      at.fail(ErrorKind::kInvalidConfig, fmt::format("'{}' is read by impl {} only, not by impl {}", at.path(),
-                                                     routingImplName(owned.owner), routingImplName(config.impl)));
+    if (config.impl != owned.owner) {
+      node.rejectIfGiven(owned.key, fmt::format("is read by impl {} only, not by impl {}", routingImplName(owned.owner),
+                                                routingImplName(config.impl)));
     }
   }
   if (config.impl == RoutingImpl::kTrace) {

@@ -10,9 +10,7 @@ namespace {
 
 /// Rejects keys that belong to another kind or implementation, naming the key.
 void rejectUnless(const Node& node, bool allowed, const char* key, const std::string& why) {
-  if (allowed || !node.yaml()[key]) return;
-  const Node at = node.at(key);
-  at.fail(ErrorKind::kInvalidConfig, fmt::format("'{}' {}", at.path(), why));
+  if (!allowed) node.rejectIfGiven(key, why);
 }
 
 void requireIf(const Node& node, bool needed, bool present, const char* key, const std::string& why) {

@@ -39,6 +39,12 @@ Node Node::at(const std::string& key) const {
   return value ? child(value, key) : *this;
 }
 
+void Node::rejectIfGiven(const std::string& key, const std::string& why) const {
+  if (!m_node.IsMap() || !m_node[key]) return;
+  const Node given = at(key);
+  given.fail(ErrorKind::kInvalidConfig, fmt::format("'{}' {}", given.path(), why));
+}
+
 Node Node::at(std::size_t index) const {
   if (!m_node.IsSequence() || index >= m_node.size()) return *this;
   return Node(m_node[index], m_source, fmt::format("{}[{}]", m_path, index));

@@ -50,6 +50,9 @@ class Node {
 
   /// Throws ConfigError of `kind` at this node's location.
   [[noreturn]] void fail(ErrorKind kind, const std::string& message) const;
+  /// For a key that belongs to another variant of this map (another impl or kind): when it is
+  /// given, throws kInvalidConfig at it, "'<path>' <why>".
+  void rejectIfGiven(const std::string& key, const std::string& why) const;
 
   /// The scalar text of this node; throws kWrongType naming `expected` for maps, lists and nulls.
   std::string scalar(const std::string& expected) const;
