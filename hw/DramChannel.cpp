@@ -5,48 +5,20 @@
 
 namespace scoville::hw {
 
-void splitIntoSegments(int channelCount, uint64_t granule, uint64_t address, uint64_t bytes, bool write,
-                       std::vector<DramSegment>& out) {
-  out.clear();
-  if (bytes == 0) return;
-  const auto channels = static_cast<uint64_t>(channelCount);
-  const uint64_t firstGranule = address / granule;
-  const uint64_t lastGranule = (address + bytes - 1) / granule;
-  const uint64_t granules = lastGranule - firstGranule + 1;
-  // Channel offset o holds granules firstGranule + o + j * channels, j = 0 .. count(o) - 1: the
-  // first `extra` offsets one more than the others. Divisions are done once, not per channel.
-  const uint64_t perChannel = granules / channels;
-  const uint64_t extra = granules % channels;
-  uint64_t channel = firstGranule % channels;
-  uint64_t row = firstGranule / channels;  // the granule's index within its channel
-  const uint64_t end = address + bytes;
-  for (uint64_t offset = 0; offset < std::min(granules, channels); ++offset) {
-    const uint64_t g = firstGranule + offset;
-    const uint64_t count = perChannel + (offset < extra ? 1 : 0);
-    const uint64_t lastOfChannel = g + (count - 1) * channels;
-    const uint64_t begin = std::max(address, g * granule);
-    const uint64_t stop = std::min(end, (lastOfChannel + 1) * granule);
-    const uint64_t localBegin = row * granule + (begin - g * granule);
-    const uint64_t segmentBytes = (count - 1) * granule + (stop - lastOfChannel * granule) - (begin - g * granule);
-    out.push_back(DramSegment{static_cast<int>(channel), localBegin, segmentBytes, write});
-    if (++channel == channels) {
-      channel = 0;
-      ++row;
-    }
-  }
-}
-
 DramChannel::DramChannel(const MemoryControllerConfig& config, int index)
     : m_config(config),
       m_t(config.timing),
-      m_channelBandwidth(config.channelBandwidth()),
-      m_banks(static_cast<std::size_t>(config.banks())),
+      m_openRow(static_cast<std::size_t>(config.banks()), -1),
+      m_actAt(static_cast<std::size_t>(config.banks()), -1.0),
       m_bankCount(static_cast<uint64_t>(config.banks())),
       m_rowBytes(static_cast<uint64_t>(config.rowBytes)),
+      m_secondsPerByte(1.0 / config.channelBandwidth()),
+      m_burstBytes(static_cast<uint64_t>(config.burstBytes)),
+      m_secondsPerBurst(config.burstBytes / config.channelBandwidth()),
       // Refresh is staggered so that channels do not all stall together.
       m_nextRefresh(config.timing.tREFI * (1.0 + static_cast<double>(index) / config.channels)) {
   m_recentActs.fill(-1e9);
-  for (std::size_t i = 0; i < m_banks.size(); ++i) m_banks[i].group = static_cast<int>(i) % config.bankGroups;
+  m_groupCount = static_cast<uint64_t>(config.bankGroups);
   const auto log2Exact = [](uint64_t v) {
     if (v == 0 || (v & (v - 1)) != 0) return -1;
     int shift = 0;
@@ -56,11 +28,18 @@ DramChannel::DramChannel(const MemoryControllerConfig& config, int index)
   m_bankShift = log2Exact(m_bankCount);
   m_bankMask = m_bankCount - 1;
   m_rowShift = log2Exact(m_rowBytes);
-}
-
-double DramChannel::steadyActPeriod() const {
-  const double rrd = m_config.bankGroups > 1 ? m_t.tRRDs : m_t.tRRDl;
-  return std::max({rrd, m_t.tFAW / 4.0, (m_t.tRAS + m_t.tRP) / m_config.banks()});
+  m_burstShift = log2Exact(m_burstBytes);
+  m_groupsPowerOfTwo = log2Exact(m_groupCount) >= 0;
+  // Consecutive pages map to consecutive banks, hence to different bank groups when there are
+  // several (group = bank mod groups, and the bank count is a multiple of the groups).
+  const double rrd = config.bankGroups > 1 ? m_t.tRRDs : m_t.tRRDl;
+  m_fawBinds = m_t.tFAW >= 4.0 * rrd;
+  m_steadyActPeriod = std::max({rrd, m_t.tFAW / 4.0, (m_t.tRAS + m_t.tRP) / config.banks()});
+  m_phi.fill(0.0);
+  for (std::size_t j = 1; j < m_phi.size(); ++j) {
+    m_phi[j] = m_phi[j - 1] + rrd;
+    if (j >= 4) m_phi[j] = std::max(m_phi[j], m_phi[j - 4] + m_t.tFAW);
+  }
 }
 
 void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
@@ -69,37 +48,113 @@ void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
   const double missed = std::floor((time - m_nextRefresh) / m_t.tREFI) + 1.0;
   const double lastStart = m_nextRefresh + (missed - 1.0) * m_t.tREFI;
   m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
-  for (Bank& bank : m_banks) {
-    bank.openRow = -1;
-    bank.readyAt = m_blockedUntil;
-  }
+  std::fill(m_openRow.begin(), m_openRow.end(), -1);
+  m_banksReadyAt = m_blockedUntil;
   m_nextRefresh = lastStart + m_t.tREFI;
   counts.refreshes += missed;
 }
 
-double DramChannel::activate(Bank& bank, double earliest, PageCounts& counts) {
-  double at = std::max(earliest, bank.readyAt);
-  if (bank.openRow >= 0) {
+double DramChannel::activate(uint64_t bank, double earliest, PageCounts& counts) {
+  double at = std::max(earliest, m_banksReadyAt);
+  if (m_openRow[bank] >= 0) {
     // Row conflict: precharge (not before tRAS after its ACT), then activate.
-    at = std::max(at, bank.actAt + m_t.tRAS) + m_t.tRP;
+    at = std::max(at, m_actAt[bank] + m_t.tRAS) + m_t.tRP;
     ++counts.conflicts;
   } else {
     ++counts.misses;
   }
-  const int group = bank.group;
+  const int group = groupOf(bank);
   if (m_lastAct >= 0) at = std::max(at, m_lastAct + (group == m_lastActGroup ? m_t.tRRDl : m_t.tRRDs));
   at = std::max(at, m_recentActs[m_recentActNext] + m_t.tFAW);  // the oldest of the last four
   m_recentActs[m_recentActNext] = at;
   m_recentActNext = (m_recentActNext + 1) & 3;
   m_lastAct = at;
   m_lastActGroup = group;
-  bank.actAt = at;
+  m_actAt[bank] = at;
   return at;
+}
+
+bool DramChannel::streamPages(uint64_t firstPage, uint64_t count, double commandStart, bool keepBanks,
+                              PageCounts& counts) {
+  // The tables assume the tRRD of different groups from the newest activation on.
+  const uint64_t firstBank = bankOf(firstPage);
+  if (m_config.bankGroups > 1 && groupOf(firstBank) == m_lastActGroup) return false;
+  // The last four activations, newest first.
+  std::array<double, 4> r;
+  for (std::size_t m = 0; m < 4; ++m) r[m] = m_recentActs[(static_cast<std::size_t>(m_recentActNext) + 3 - m) & 3];
+  // Stream page k is activation j = k + 1 after r[0]. The recurrence ACT(i) = max(ACT(i-1) +
+  // tRRD, ACT(i-4) + tFAW) gives the latest path from any of the last four: from r[m] (m steps
+  // back) it is r[m] + phi[j + m]. (A path from r[m] must leave by a tFAW step, and
+  // tFAW + phi[j + m - 4] = phi[j + m] when tFAW >= 4 tRRD; otherwise phi is linear and those
+  // paths never bind. Terms without such a path are below r[0] + phi[j] for the same reason.)
+  const double* phi = m_phi.data();
+  std::array<double, 4> head{};  // the first four pages' times
+  for (uint64_t k = 0; k < std::min<uint64_t>(count, 4); ++k) {
+    head[k] = std::max(std::max(r[0] + phi[k + 1], r[1] + phi[k + 2]), std::max(r[2] + phi[k + 3], r[3] + phi[k + 4]));
+  }
+  // From the fifth page on, phi repeats: phi[j + 4] = phi[j] + tFAW when tFAW >= 4 tRRD, else
+  // phi[j + 1] = phi[j] + tRRD, and so do the times. `window` holds the last four times.
+  const double tFaw = m_t.tFAW;
+  const double rrd = phi[1];
+  const bool fawBinds = m_fawBinds;
+  const auto advance = [&](uint64_t k, std::array<double, 4>& window) {
+    if (k >= 4) window[k & 3] = fawBinds ? window[k & 3] + tFaw : window[(k - 1) & 3] + rrd;
+    return window[k & 3];
+  };
+  const int64_t* openRow = m_openRow.data();
+  const double* actAt = m_actAt.data();
+  const double tRas = m_t.tRAS;
+  const double tRp = m_t.tRP;
+  const double ready = std::max(commandStart, m_banksReadyAt);
+  // Pass 1, without stores to the banks: whether any page is open already (a hit) or any bank's
+  // own constraint is later than its time. Branch-free: every page is checked (they fall in
+  // different banks: count <= banks).
+  bool exception = false;
+  uint64_t open = 0;
+  std::array<double, 4> window = head;
+  uint64_t bank = firstBank;
+  int64_t row = rowOf(firstPage);
+  for (uint64_t k = 0; k < count; ++k) {
+    const double at = advance(k, window);
+    const bool isOpen = openRow[bank] >= 0;
+    const double own = isOpen ? std::max(ready, actAt[bank] + tRas) + tRp : ready;
+    exception |= (own > at) | (openRow[bank] == row);
+    open += isOpen ? 1 : 0;
+    if (++bank == m_bankCount) {
+      bank = 0;
+      ++row;
+    }
+  }
+  if (exception) return false;
+  // Pass 2: the banks take their rows (unless the segment goes on to take every bank anyway).
+  if (keepBanks) {
+    window = head;
+    bank = firstBank;
+    row = rowOf(firstPage);
+    for (uint64_t k = 0; k < count; ++k) {
+      m_openRow[bank] = row;
+      m_actAt[bank] = advance(k, window);
+      if (++bank == m_bankCount) {
+        bank = 0;
+        ++row;
+      }
+    }
+  }
+  counts.conflicts += open;
+  counts.misses += count - open;
+  // window[k & 3] holds page k's time for the last four pages.
+  for (uint64_t k = count > 4 ? count - 4 : 0; k < count; ++k) {
+    m_recentActs[m_recentActNext] = window[k & 3];
+    m_recentActNext = (m_recentActNext + 1) & 3;
+  }
+  m_lastAct = window[(count - 1) & 3];
+  m_lastActGroup = groupOf(bankOf(firstPage + count - 1));
+  return true;
 }
 
 bool DramChannel::isRowHit(const DramSegment& segment) const {
   const uint64_t page = pageOf(segment.localAddress);
-  return m_banks[bankOf(page)].openRow == rowOf(page);
+  return m_openRow[bankOf(page)] == rowOf(page);
 }
 
 DramService DramChannel::serve(const DramSegment& segment, double arrival, DramCommandCounts& counts) {
@@ -119,18 +174,28 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   double lastAct = commandStart;
   const uint64_t exact = std::min(pages, banks);
   PageCounts pageCounts;  // counted locally: the bank updates below cannot alias them
+  bool triedShortcut = false;
   for (uint64_t i = 0; i < exact; ++i) {
+    // After the first activation, the rest of the stream in closed form where it holds.
+    if (m_streamShortcut && firstAct >= 0 && !triedShortcut) {
+      triedShortcut = true;
+      if (streamPages(firstPage + i, exact - i, commandStart, pages <= banks, pageCounts)) {
+        lastAct = m_lastAct;
+        lastReady = lastAct + m_t.tRCD + m_t.tCL;
+        break;
+      }
+    }
     const uint64_t page = firstPage + i;
-    Bank& bank = m_banks[bankOf(page)];
+    const uint64_t bank = bankOf(page);
     const int64_t row = rowOf(page);
     double columnAt = 0.0;
-    if (bank.openRow == row) {
+    if (m_openRow[bank] == row) {
       ++pageCounts.hits;
-      columnAt = std::max(commandStart, bank.actAt + m_t.tRCD);
+      columnAt = std::max(commandStart, m_actAt[bank] + m_t.tRCD);
     } else {
       lastAct = activate(bank, commandStart, pageCounts);
       if (firstAct < 0) firstAct = lastAct;
-      bank.openRow = row;
+      m_openRow[bank] = row;
       columnAt = lastAct + m_t.tRCD;
     }
     lastReady = columnAt + m_t.tCL;
@@ -143,7 +208,7 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   counts.activates += static_cast<double>(pageCounts.misses + pageCounts.conflicts);
   // Further pages revisit banks with a new row each time: PRE + ACT at the steady-state period.
   if (pages > banks) {
-    const double period = steadyActPeriod();
+    const double period = m_steadyActPeriod;
     const uint64_t more = pages - banks;
     // ACT(i) >= ACT(i-1) + period and ACT(i) >= ACT(i - banks) + tRC.
     const double chainStart = firstAct >= 0 ? firstAct : commandStart;
@@ -152,10 +217,16 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     counts.activates += static_cast<double>(more);
     counts.precharges += static_cast<double>(more);
     counts.rowConflicts += static_cast<double>(more);
-    for (uint64_t page = lastPage + 1 - banks; page <= lastPage; ++page) {
-      Bank& bank = m_banks[bankOf(page)];
-      bank.openRow = rowOf(page);
-      bank.actAt = lastAct - static_cast<double>(lastPage - page) * period;
+    // The last `banks` pages hold the banks, one each.
+    uint64_t bank = bankOf(lastPage + 1 - banks);
+    int64_t row = rowOf(lastPage + 1 - banks);
+    for (uint64_t back = banks; back-- > 0;) {
+      m_openRow[bank] = row;
+      m_actAt[bank] = lastAct - static_cast<double>(back) * period;
+      if (++bank == banks) {
+        bank = 0;
+        ++row;
+      }
     }
     m_lastAct = lastAct;
     lastReady = lastAct + m_t.tRCD + m_t.tCL;
@@ -167,14 +238,16 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     busReady += m_lastWrite ? m_t.tWTR : m_t.tRTW;
     counts.turnarounds += 1;
   }
-  const double bursts = std::ceil(static_cast<double>(segment.bytes) / m_config.burstBytes);
-  const double busTime = bursts * m_config.burstBytes / m_channelBandwidth;
+  // Reciprocals and integer bursts: divisions here were a third of a segment's cost.
+  const uint64_t roundedUp = segment.bytes + m_burstBytes - 1;
+  const auto bursts = static_cast<double>(m_burstShift >= 0 ? roundedUp >> m_burstShift : roundedUp / m_burstBytes);
+  const double busTime = bursts * m_secondsPerBurst;
   const double lastPageBytes =
       static_cast<double>(segment.localAddress + segment.bytes - std::max(segment.localAddress, lastPage * rowBytes));
   DramService service;
   service.firstData = std::max(firstReady, busReady);
   service.busTime = busTime;
-  service.end = std::max(service.firstData + busTime, lastReady + lastPageBytes / m_channelBandwidth);
+  service.end = std::max(service.firstData + busTime, lastReady + lastPageBytes * m_secondsPerByte);
   // Refreshes falling due while data moves stretch the transfer by tRFC each.
   while (m_nextRefresh < service.end) {
     service.end += m_t.tRFC;

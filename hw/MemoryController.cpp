@@ -84,15 +84,18 @@ void MemoryController::account(const ::tlm::tlm_generic_payload& payload, bool w
 sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   bool write = false;
   if (!validate(payload, write)) return arrival;
-  splitIntoSegments(m_config, payload.get_address(), tlm::opOf(payload).bytes, write, m_segments);
   const double at = arrival.to_seconds() + m_config.controllerLatencyS;
   const DramCommandCounts before = m_commands;
   double done = at;
-  for (const DramSegment& segment : m_segments) {
-    const DramService service = m_channels[static_cast<std::size_t>(segment.channel)].serve(segment, at, m_commands);
-    done = std::max(done, service.end);
-    m_busBusyTime.add(service.busTime);
-  }
+  double busTime = 0.0;
+  forEachSegment(m_config.channels, static_cast<uint64_t>(m_config.interleaveBytes), payload.get_address(),
+                 tlm::opOf(payload).bytes, write, [&](const DramSegment& segment) {
+                   const DramService service =
+                       m_channels[static_cast<std::size_t>(segment.channel)].serve(segment, at, m_commands);
+                   done = std::max(done, service.end);
+                   busTime += service.busTime;
+                 });
+  m_busBusyTime.add(busTime);
   account(payload, write);
   emitCommands(before, tlm::opOf(payload), atSeconds(done));
   return atSeconds(done);

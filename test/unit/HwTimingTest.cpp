@@ -1,6 +1,7 @@
 // Pure timing functions of the hardware models: closed-form expectations, no simulation.
 #include <gtest/gtest.h>
 #include <numeric>
+#include <random>
 
 #include "hw/DramChannel.h"
 #include "hw/MemoryController.h"
@@ -192,6 +193,64 @@ TEST(DramChannelTiming, TurnaroundSeparatesReadsFromWrites) {
   const DramService write = channel.serve({0, 64, 64, true}, 0.0, counts);
   EXPECT_GE(write.firstData, read.end + c.timing.tRTW);
   EXPECT_EQ(counts.turnarounds, 1);
+}
+
+// The closed-form stream shortcut against the command-by-command schedule: random mixes of
+// streams that continue where the last one ended, revisits, random addresses, reads and writes,
+// back-to-back and idle arrivals, under timings where tFAW, tRRD_L or the banks' own tRAS + tRP
+// bind (so the shortcut must hand pages back to the exact path).
+TEST(DramChannelTiming, StreamShortcutGivesTheExactSchedule) {
+  struct Variant {
+    int groups;
+    double tRas;
+    double tFaw;
+    double bandwidth;  ///< a fast bus leaves the activations on the critical path
+  };
+  for (const Variant v :
+       {Variant{4, 33e-9, 16e-9, 64e9}, Variant{2, 33e-9, 30e-9, 64e9}, Variant{1, 33e-9, 16e-9, 64e9},
+        Variant{4, 120e-9, 10e-9, 64e9}, Variant{4, 33e-9, 4e-9, 64e9}, Variant{4, 33e-9, 16e-9, 1e13},
+        Variant{2, 33e-9, 30e-9, 1e13}, Variant{4, 120e-9, 10e-9, 1e13}}) {
+    MemoryControllerConfig c = hbm(1, 256);
+    c.bandwidthBytesPerS = v.bandwidth;
+    c.bankGroups = v.groups;
+    c.banksPerGroup = 16 / v.groups;
+    c.timing.tRAS = v.tRas;
+    c.timing.tFAW = v.tFaw;
+    DramChannel shortcut(c, 0);
+    DramChannel exact(c, 0);
+    exact.setStreamShortcut(false);
+    DramCommandCounts a;
+    DramCommandCounts b;
+    std::mt19937_64 rng(7);
+    double arrival = 0.0;
+    uint64_t next = 0;
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t kind = rng() % 8;
+      uint64_t address = next;
+      if (kind == 0) address = (rng() % (1u << 24)) & ~uint64_t{63};  // anywhere
+      if (kind == 1) address = next >= 4096 ? next - 4096 : 0;        // back into open rows
+      const uint64_t bytes = 64 * (1 + rng() % (kind == 2 ? 4 : 512));
+      const bool write = rng() % 10 == 0;
+      const uint64_t gap = rng() % 4;
+      arrival += gap == 0 ? 0.0 : gap == 1 ? 1e-9 * static_cast<double>(rng() % 64) : gap == 2 ? 2e-7 : 5e-6;
+      const DramSegment segment{0, address, bytes, write};
+      ASSERT_EQ(shortcut.isRowHit(segment), exact.isRowHit(segment)) << "segment " << i;
+      const DramService x = shortcut.serve(segment, arrival, a);
+      const DramService y = exact.serve(segment, arrival, b);
+      // Equal up to rounding (closed form vs a chain of additions): a femtosecond.
+      ASSERT_NEAR(x.firstData, y.firstData, 1e-15) << "segment " << i;
+      ASSERT_NEAR(x.end, y.end, 1e-15) << "segment " << i;
+      next = address + bytes;
+    }
+    EXPECT_EQ(a.activates, b.activates);
+    EXPECT_EQ(a.rowHits, b.rowHits);
+    EXPECT_EQ(a.rowMisses, b.rowMisses);
+    EXPECT_EQ(a.rowConflicts, b.rowConflicts);
+    EXPECT_EQ(a.refreshes, b.refreshes);
+    EXPECT_EQ(a.turnarounds, b.turnarounds);
+    EXPECT_GT(a.rowHits, 0);
+    EXPECT_GT(a.rowMisses, 0);
+  }
 }
 
 }  // namespace
