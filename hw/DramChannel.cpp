@@ -262,4 +262,16 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   return service;
 }
 
+DramRequestService serveRequest(std::vector<DramChannel>& channels, uint64_t granule, uint64_t address, uint64_t bytes,
+                                bool write, double arrival, DramCommandCounts& counts) {
+  // Here rather than in the controller so that serve() can be inlined into the loop.
+  DramRequestService request{arrival, 0.0};
+  forEachSegment(static_cast<int>(channels.size()), granule, address, bytes, write, [&](const DramSegment& segment) {
+    const DramService service = channels[static_cast<std::size_t>(segment.channel)].serve(segment, arrival, counts);
+    request.end = std::max(request.end, service.end);
+    request.busTime += service.busTime;
+  });
+  return request;
+}
+
 }  // namespace scoville::hw

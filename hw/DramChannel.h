@@ -104,6 +104,19 @@ inline void splitIntoSegments(const MemoryControllerConfig& config, uint64_t add
   splitIntoSegments(config.channels, static_cast<uint64_t>(config.interleaveBytes), address, bytes, write, out);
 }
 
+class DramChannel;
+
+/// A whole request on its channels: when its last part is done and the bus time it used.
+struct DramRequestService {
+  double end = 0.0;
+  double busTime = 0.0;
+};
+
+/// Serves [address, address + bytes), arriving at `arrival`, on `channels` (interleaved at
+/// `granule`), each part after what its channel served before (LT: no reordering).
+DramRequestService serveRequest(std::vector<DramChannel>& channels, uint64_t granule, uint64_t address, uint64_t bytes,
+                                bool write, double arrival, DramCommandCounts& counts);
+
 class DramChannel {
  public:
   DramChannel(const MemoryControllerConfig& config, int index);

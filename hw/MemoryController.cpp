@@ -86,16 +86,11 @@ sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, co
   if (!validate(payload, write)) return arrival;
   const double at = arrival.to_seconds() + m_config.controllerLatencyS;
   const DramCommandCounts before = m_commands;
-  double done = at;
-  double busTime = 0.0;
-  forEachSegment(m_config.channels, static_cast<uint64_t>(m_config.interleaveBytes), payload.get_address(),
-                 tlm::opOf(payload).bytes, write, [&](const DramSegment& segment) {
-                   const DramService service =
-                       m_channels[static_cast<std::size_t>(segment.channel)].serve(segment, at, m_commands);
-                   done = std::max(done, service.end);
-                   busTime += service.busTime;
-                 });
-  m_busBusyTime.add(busTime);
+  const DramRequestService request =
+      serveRequest(m_channels, static_cast<uint64_t>(m_config.interleaveBytes), payload.get_address(),
+                   tlm::opOf(payload).bytes, write, at, m_commands);
+  const double done = request.end;
+  m_busBusyTime.add(request.busTime);
   account(payload, write);
   emitCommands(before, tlm::opOf(payload), atSeconds(done));
   return atSeconds(done);
