@@ -55,6 +55,7 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
     };
     inputs.scenarioFiles.loadTrace = resolve(inputs.scenario.load.file);
     inputs.scenarioFiles.routingTrace = resolve(inputs.scenario.routing.file);
+    inputs.scenarioFiles.platform = platformFile;
   }
   return inputs;
 }

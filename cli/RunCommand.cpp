@@ -308,6 +308,9 @@ int runCommand(const Args& args, std::ostream& out) {
     if (const workload::CollectiveGroup* group = engine.expertGroup()) {
       stats[group->stats().name()] = group->stats().toJson();
     }
+    if (inputs.platform.placement.kvCache.preemption == hw::KvPreemption::kSwap) {
+      stats[platform.hostStats().name()] = platform.hostStats().toJson();  // the swap traffic's links
+    }
   } else {
     workload::PlatformDecodePlan plan =
         workload::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);

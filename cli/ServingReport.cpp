@@ -43,13 +43,20 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
   load["sent_requests"] = engine.records().size();
 
   nlohmann::ordered_json replicas = nlohmann::ordered_json::array();
-  uint64_t preemptions = 0, violations = engine.rooflineViolations();
+  uint64_t preemptions = 0, recomputes = 0, swapOuts = 0, swapIns = 0, violations = engine.rooflineViolations();
+  double swapOutBytes = 0.0, swapInBytes = 0.0, swapS = 0.0;
   double imbalanceExperts = 0.0, imbalanceChips = 0.0;
   uint64_t routedLayers = 0;
   uint64_t chipLayers = engine.chipImbalanceLayers();  // experts across replicas; else per replica
   for (int d = 0; d < engine.replicas(); ++d) {
     const workload::ReplicaStats& s = engine.replicaStats(d);
     preemptions += s.preemptions;
+    recomputes += s.recomputes;
+    swapOuts += s.swapOuts;
+    swapIns += s.swapIns;
+    swapOutBytes += s.swapOutBytes;
+    swapInBytes += s.swapInBytes;
+    swapS += s.swapS;
     imbalanceExperts += s.expertImbalanceSum;
     imbalanceChips += s.chipImbalanceSum;
     routedLayers += s.routedLayers;
@@ -94,7 +101,14 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
           {{"capacity_blocks", s.kvBlocks},
            {"peak_blocks", s.peakKvBlocks},
            {"peak_fraction", ratio(static_cast<double>(s.peakKvBlocks), static_cast<double>(s.kvBlocks))},
-           {"preemptions", s.preemptions}}},
+           {"preemptions", s.preemptions},
+           {"recompute_preemptions", s.recomputes},
+           {"host_capacity_blocks", s.hostKvBlocks},
+           {"swap_outs", s.swapOuts},
+           {"swap_ins", s.swapIns},
+           {"swapped_out_bytes", s.swapOutBytes},
+           {"swapped_in_bytes", s.swapInBytes},
+           {"swap_time_s", s.swapS}}},
          {"per_op", perOp}});
   }
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
@@ -123,6 +137,14 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
             {"mean_time_s", ratio(engine.kvTransferTimeS(), static_cast<double>(engine.kvTransfers()))}}},
           {"kv_cache_capacity_tokens_per_replica", engine.kvCapacityTokens()},
           {"preemptions", preemptions},
+          {"recompute_preemptions", recomputes},
+          {"kv_swap",
+           {{"swap_outs", swapOuts},
+            {"swap_ins", swapIns},
+            {"swapped_out_bytes", swapOutBytes},
+            {"swapped_in_bytes", swapInBytes},
+            {"swapped_bytes", swapOutBytes + swapInBytes},
+            {"time_s", swapS}}},
           {"moe_routing",
            {{"routed_layer_steps", routedLayers},
             {"mean_max_over_mean_tokens_per_expert", ratio(imbalanceExperts, static_cast<double>(routedLayers))},
@@ -148,9 +170,11 @@ void printServingSummary(std::ostream& out, const std::string& model, const plat
                      scenario.inputTokens, scenario.outputTokens, p.tp, p.pp > 1 ? fmt::format(" x pp {}", p.pp) : "",
                      p.dp, p.ep > 1 ? fmt::format(", ep {}", p.ep) : "",
                      p.disaggregation ? fmt::format(", {} prefill chips", p.disaggregation->prefillChips.size()) : "");
-  out << fmt::format("  requests             {} measured after {} warm-up ({} sent), {} preemptions\n",
+  const auto swapOuts = results["kv_swap"]["swap_outs"].get<uint64_t>();
+  out << fmt::format("  requests             {} measured after {} warm-up ({} sent), {} preemptions{}\n",
                      load["measured_requests"].get<int>(), load["warmup_requests"].get<int>(),
-                     load["sent_requests"].get<std::size_t>(), results["preemptions"].get<uint64_t>());
+                     load["sent_requests"].get<std::size_t>(), results["preemptions"].get<uint64_t>(),
+                     swapOuts > 0 ? fmt::format(" ({} swapped out to host)", swapOuts) : "");
   out << fmt::format("  TTFT                 median {:.1f} ms, p99 {:.1f} ms\n", 1e3 * ix["median_ttft"].get<double>(),
                      1e3 * ix["p99_ttft"].get<double>());
   out << fmt::format("  TPOT                 median {:.3f} ms, p99 {:.3f} ms  ({:.1f} tok/s/user)\n",

@@ -37,6 +37,10 @@ hw::LinkConfig bundle(hw::LinkConfig link, int ports) {
 
 }  // namespace
 
+uint64_t hostMemoryPerChip(const PlatformConfig& config) {
+  return static_cast<uint64_t>(config.host.memoryBytes / config.host.chipsPerHost);
+}
+
 hw::FabricGraph buildFabricGraph(const PlatformConfig& config) {
   const FabricConfig& net = config.network;
   const int chips = config.chipCount();
@@ -91,10 +95,16 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformConfig& co
     : sc_core::sc_module(name),
       m_config(config),
       m_stats(basename(), "platform " + config.name),
-      m_networkStats("network", std::string("inter-chip network (") + topologyName(config.network.topology) + ")") {
+      m_networkStats("network", std::string("inter-chip network (") + topologyName(config.network.topology) + ")"),
+      m_hostStats("host", "host links and the host memory each chip may address") {
+  const hw::HostLinkConfig host{m_config.host.linkBandwidthBytesPerS, m_config.host.linkLatencyS,
+                                hostMemoryPerChip(m_config)};
   for (int i = 0; i < m_config.chipCount(); ++i) {
     m_chips.push_back(std::make_unique<hw::Chip>(PlatformConfig::chipName(i).c_str(), m_config.chipConfig(i)));
     m_stats.addChild(m_chips.back()->stats());
+    m_hostLinks.push_back(std::make_unique<hw::HostLink>(("host_link" + std::to_string(i)).c_str(), i, host));
+    m_hostLinks.back()->attachActivity(m_chips.back()->activityBus());
+    m_hostStats.addChild(m_hostLinks.back()->stats());
   }
   switch (m_config.network.topology) {
     case Topology::kNone: break;

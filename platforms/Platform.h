@@ -9,12 +9,16 @@
 //  - all_to_all, ring, torus, leaf_spine, custom: one hw::GraphFabric holding every link and
 //    switch (output-queued, cut-through, shortest-path routing).
 //  - none: no fabric; fabric(i) does not exist.
+// Every chip also gets a host link (hw::HostLink) to its share of its host's memory
+// (host.memory / host.chips_per_host), the path of KV-cache swap traffic. Their statistics are a
+// group of their own (hostStats()), reported by the runs that use the links.
 
 #include <memory>
 #include <systemc>
 #include <vector>
 
 #include "hw/Chip.h"
+#include "hw/HostLink.h"
 #include "hw/network/FabricInterface.h"
 #include "hw/network/GraphFabric.h"
 #include "hw/network/Switch.h"
@@ -27,6 +31,9 @@ namespace scoville::platform {
 /// The fabric graph of a non-switched, non-empty topology (all_to_all, ring, torus, leaf_spine,
 /// custom). Links between two chips run at the slower end's rate and the longer latency.
 hw::FabricGraph buildFabricGraph(const PlatformConfig& config);
+
+/// Bytes of host memory each chip may address: its host's memory split evenly over the host's chips.
+uint64_t hostMemoryPerChip(const PlatformConfig& config);
 
 class Platform : public sc_core::sc_module {
  public:
@@ -42,6 +49,10 @@ class Platform : public sc_core::sc_module {
   bool hasFabric() const { return !m_fabricInterfaces.empty(); }
   /// Chip `index`'s fabric interface: bind initiators of its kSend messages to fabric(i).fromChip.
   hw::FabricInterface& fabric(int index) { return *m_fabricInterfaces.at(static_cast<std::size_t>(index)); }
+  /// Chip `index`'s link to its host's memory: bind the chip's copy engines to hostLink(i).socket.
+  hw::HostLink& hostLink(int index) { return *m_hostLinks.at(static_cast<std::size_t>(index)); }
+  /// Statistics of the host links (not part of stats(): runs that use them report them).
+  const stats::Group& hostStats() const { return m_hostStats; }
   /// Activity (link and switch bytes, packets) of the whole network; power listeners subscribe.
   tlm::ActivityBus& networkActivity() { return m_networkActivity; }
   /// Statistics of every chip and of the network, one group per component.
@@ -57,9 +68,11 @@ class Platform : public sc_core::sc_module {
   std::vector<std::unique_ptr<hw::Switch>> m_switches;         // switched: one per plane
   std::vector<std::unique_ptr<hw::SwitchPort>> m_switchPorts;  // switched: [plane * chips + chip]
   std::unique_ptr<hw::GraphFabric> m_graph;
+  std::vector<std::unique_ptr<hw::HostLink>> m_hostLinks;
   tlm::ActivityBus m_networkActivity;
   stats::Group m_stats;
   stats::Group m_networkStats;
+  stats::Group m_hostStats;
 };
 
 }  // namespace scoville::platform

@@ -386,4 +386,12 @@ void checkPlatformPlacement(const PlatformConfig& c, const Node& node) {
   }
 }
 
+void checkPlatformHost(const PlatformConfig& c, const Node& node) {
+  if (c.placement.kvCache.preemption == hw::KvPreemption::kSwap && !(c.host.memoryBytes > 0)) {
+    reject(node.at("placement").at("kv_cache").at("preemption"), ErrorKind::kInvalidConfig,
+           "swap moves preempted requests' KV blocks to host memory, but 'platform.host.memory' is 0 B: give the "
+           "host memory, or use preemption recompute");
+  }
+}
+
 }  // namespace scoville::platform::detail

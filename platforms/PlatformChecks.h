@@ -17,6 +17,8 @@ void checkPlatformChipTypes(const PlatformConfig& config, const config::Node& no
 void checkPlatformNetwork(const PlatformConfig& config, const config::Node& node);
 /// tp x pp x dp against the (decode) chip count, ep, the expert map, disaggregation sets.
 void checkPlatformPlacement(const PlatformConfig& config, const config::Node& node);
+/// Swap preemption has host memory to swap to.
+void checkPlatformHost(const PlatformConfig& config, const config::Node& node);
 /// Index of the chip type named `name` in config.chipTypes, or -1.
 int chipTypeIndex(const PlatformConfig& config, const std::string& name);
 

@@ -103,8 +103,9 @@ const Schema<FabricConfig>& FabricConfig::schema() {
 const Schema<HostConfig>& HostConfig::schema() {
   static const Schema<HostConfig> s =
       Schema<HostConfig>("host", "Host servers: their memory and each chip's link to it (PCIe/CXL).")
-          .quantity("memory", &HostConfig::memoryBytes, dim::kBytes, required(), nonNegative(),
-                    "DRAM per host, usable as a KV-cache tier and swap space")
+          .quantity(
+              "memory", &HostConfig::memoryBytes, dim::kBytes, required(), nonNegative(),
+              "DRAM per host, usable as a KV-cache tier and swap space; each of its chips addresses an equal share")
           .integer("chips_per_host", &HostConfig::chipsPerHost, required(), between(1, 4096),
                    "chips sharing one host's memory")
           .quantity("link_bandwidth", &HostConfig::linkBandwidthBytesPerS, dim::kBandwidth, required(), positive(),
@@ -216,7 +217,9 @@ const Schema<PlatformConfig>& PlatformConfig::schema() {
                  detail::checkPlatformChipTypes)
           .check("the network's ports, switches and links are consistent with the chips", detail::checkPlatformNetwork)
           .check("tp x pp x dp equals the (decode) chip count; ep divides tp x dp; disaggregation sets are disjoint",
-                 detail::checkPlatformPlacement);
+                 detail::checkPlatformPlacement)
+          .check("placement.kv_cache.preemption swap needs host memory to swap to (host.memory > 0)",
+                 detail::checkPlatformHost);
   return s;
 }
 

@@ -59,12 +59,6 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     for (int c = 0; c < config.chipCount(); ++c) all.push_back(c);
     pools.emplace_back(Role::kBoth, all);
   }
-  if (placement.kvCache.preemption == hw::KvPreemption::kSwap) {
-    throw ConfigError(ErrorKind::kInvalidConfig, "",
-                      fmt::format("platform '{}': placement.kv_cache.preemption swap is not modelled in serving yet "
-                                  "(no host tier in its data path); use recompute",
-                                  config.name));
-  }
   if (scenario.load.impl == LoadKind::kTrace &&
       m_load.traceRequests() < static_cast<std::size_t>(scenario.warmup() + scenario.requests)) {
     throw ConfigError(ErrorKind::kInvalidConfig, files.loadTrace,
@@ -145,6 +139,8 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     const uint64_t kvCapacity = kvTokens * lead.kvBytesPerTokenPerLayer() * lead.stageLayers();
     hw::KvTierCapacities capacities;
     capacities.localHbmBytes = kvCapacity;
+    const bool swaps = placement.kvCache.preemption == hw::KvPreemption::kSwap;
+    if (swaps) capacities.hostBytes = swapSpace(config, *r, placement.kvCache.blockTokens, files.platform);
     auto kv = std::make_unique<hw::KvBlockAllocator>(
         placement.kvCache, hw::KvModelShape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()}, capacities,
         hw::makeKvPlacementPolicy(placement.kvCache.placement));
@@ -157,6 +153,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
           bytesText(static_cast<double>(lead.kvBytesPerTokenPerLayer() * lead.stageLayers())), longest));
       continue;
     }
+    r->stats.hostKvBlocks = kv->capacityBlocks(hw::KvTier::kHost);
     r->scheduler = std::make_unique<ServingScheduler>(scenario.scheduler, std::move(kv));
     if (model.family == ModelFamily::kMoe) {
       r->routing = makeRoutingModel(scenario.routing.impl == RoutingImpl::kTrace
@@ -201,6 +198,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       r->drivers.back()->computePort.socket.bind(chip.socket());
       if (!r->groups.empty()) r->drivers.back()->joinGroup(*r->groups[static_cast<std::size_t>(c / m_tp)], c % m_tp);
     }
+    if (swaps) attachSwappers(*r, platform, mode);
     for (int stage = 0; stage + 1 < m_pp; ++stage) {
       for (int rank = 0; rank < m_tp; ++rank) {
         const int src = r->chips[at(stage, rank)];
@@ -412,11 +410,13 @@ void ServingEngine::replicaLoop(int index) {
   const sc_core::sc_time overhead(m_scenario.scheduler.stepOverheadS, sc_core::SC_SEC);
   while (!m_completed) {
     StepBatch batch = r.scheduler->next();
-    if (batch.sequences.empty()) {
+    if (batch.sequences.empty() && r.scheduler->swaps().empty()) {
       sc_core::wait(r.work);
       continue;
     }
     if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
+    if (!runSwaps({&r})) return;  // the step's KV block copies come first
+    if (batch.sequences.empty()) continue;
     const uint64_t tokens = batch.tokens();
     if (r.routing) {
       route(r, tokens);
@@ -506,6 +506,9 @@ void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core
     }
     onStepDone(r, r.scheduler->complete());
     s.preemptions = r.scheduler->preemptions();
+    s.recomputes = r.scheduler->recomputes();
+    s.swapOuts = r.scheduler->swapOuts();
+    s.swapIns = r.scheduler->swapIns();
   }
 }
 

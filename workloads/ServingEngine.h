@@ -28,9 +28,16 @@
 // Pipeline stages (pp > 1): a replica's stages run each step in turn, handing activations over
 // PipelineLinks; no microbatches overlap them.
 //
-// Not modelled yet (rejected with a ConfigError): swap preemption (no host tier in the serving
-// data path), experts spread over replicas of tp > 1 or with pipeline stages, and pipeline
-// stages or experts across replicas with disaggregation.
+// Swap preemption (placement.kv_cache.preemption: swap): every chip of a replica gets a KvSwapper
+// on its socket and its host link, and the replica's cache a swap space on the host (each chip's
+// share of its host's memory, in blocks of the chip's slice, the tightest chip bounding it). The
+// block copies the scheduler lists for a step (swaps of the requests it preempted, then of those
+// it resumes) run on every chip that simulates its own transactions before the step is posted,
+// and the step waits for them (as vLLM, which issues them on the model's stream before the
+// forward pass): they cost the step the time the HBM and the host link took.
+//
+// Not modelled yet (rejected with a ConfigError): experts spread over replicas of tp > 1 or with
+// pipeline stages, and pipeline stages or experts across replicas with disaggregation.
 
 #include <cstdint>
 #include <map>
@@ -44,6 +51,7 @@
 #include "tlm/TimingMode.h"
 #include "tlm/stats/StatsGroup.h"
 #include "workloads/CollectiveGroup.h"
+#include "workloads/KvSwapper.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/PipelineLink.h"
@@ -56,10 +64,11 @@
 
 namespace scoville::workload {
 
-/// Files a scenario refers to, resolved by the loader.
+/// Files a scenario refers to, resolved by the loader, and the platform file it runs on.
 struct ScenarioFiles {
   std::string loadTrace;
   std::string routingTrace;
+  std::string platform;  ///< the platform file (for messages about its keys); may be empty
 };
 
 /// Where one op class's time went on a replica's first chip, summed over steps.
@@ -92,8 +101,15 @@ struct ReplicaStats {
   double flops = 0.0;
   double collectiveBytes = 0.0;
   uint64_t peakKvBlocks = 0;
-  uint64_t kvBlocks = 0;  ///< capacity
-  uint64_t preemptions = 0;
+  uint64_t kvBlocks = 0;      ///< capacity
+  uint64_t hostKvBlocks = 0;  ///< swap space (swap preemption)
+  uint64_t preemptions = 0;   ///< all: recompute and swap
+  uint64_t recomputes = 0;    ///< requests sent back to re-run their prefill
+  uint64_t swapOuts = 0;
+  uint64_t swapIns = 0;
+  double swapOutBytes = 0.0;  ///< every chip's slice, summed
+  double swapInBytes = 0.0;
+  double swapS = 0.0;  ///< time its own swap copies took, which its steps waited for (not in busyS)
   // Mixture of experts: max / mean tokens per expert, and per chip (ep > 1), per routed layer.
   double expertImbalanceSum = 0.0;
   double chipImbalanceSum = 0.0;
@@ -185,9 +201,10 @@ class ServingEngine : public sc_core::sc_module {
     std::vector<std::size_t> leaderOf;                     // per chip: its stage's rank 0
     std::unique_ptr<ServingScheduler> scheduler;
     std::unique_ptr<RoutingModel> routing;
-    std::vector<std::vector<uint64_t>> expertTokens;  // [layer][expert] of the current step
-    std::vector<int> expertOwner;                     // ep > 1: rank of each expert
-    std::vector<bool> mirrors;                        // per rank: mirrors rank 0
+    std::vector<std::vector<uint64_t>> expertTokens;   // [layer][expert] of the current step
+    std::vector<int> expertOwner;                      // ep > 1: rank of each expert
+    std::vector<bool> mirrors;                         // per rank: mirrors rank 0
+    std::vector<std::unique_ptr<KvSwapper>> swappers;  // swap preemption: per chip
     ReplicaStats stats;
     sc_core::sc_event work;
   };
@@ -209,6 +226,15 @@ class ServingEngine : public sc_core::sc_module {
   /// Disaggregation: moves request `id`'s prompt KV from prefill replica `from` to decode replica
   /// `to` over the fabric (every rank to the same rank), then queues it there.
   void transferKv(uint64_t id, int from, int to);
+  /// Swap preemption: bytes of host memory the replica's cache may swap to (whole blocks of the
+  /// allocator's size); throws config::ConfigError when it holds no block.
+  uint64_t swapSpace(const platform::PlatformConfig& config, const Replica& r, uint64_t blockTokens,
+                     const std::string& platformFile) const;
+  /// Swap preemption: a KvSwapper per chip of `r`, on the chip's socket and host link.
+  void attachSwappers(Replica& r, platform::Platform& platform, tlm::TimingMode mode);
+  /// Runs the block copies the schedulers of `replicas` listed for their next step, on every chip
+  /// that does not mirror, and waits for all; false (run stopped, error set) when one failed.
+  bool runSwaps(const std::vector<Replica*>& replicas);
   /// Routing of the step's tokens through every MoE layer, and its imbalance statistics.
   void route(Replica& r, uint64_t tokens);
 

@@ -23,15 +23,21 @@ void ServingEngine::lockstepLoop() {
   std::vector<std::vector<std::vector<uint64_t>>> received(members), dispatch(members), combine(members);
   while (!m_completed) {
     bool any = false;
+    bool copies = false;
     for (std::size_t d = 0; d < members; ++d) {
       batches[d] = m_replicas[d]->scheduler->next();
       any = any || !batches[d].sequences.empty();
+      copies = copies || !m_replicas[d]->scheduler->swaps().empty();
     }
-    if (!any) {
+    if (!any && !copies) {
       sc_core::wait(m_anyWork);
       continue;
     }
     if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
+    std::vector<Replica*> all;
+    for (const auto& r : m_replicas) all.push_back(r.get());
+    if (!runSwaps(all)) return;  // the step's KV block copies come first
+    if (!any) continue;
     for (std::size_t d = 0; d < members; ++d) {
       received[d].assign(layers, {});
       dispatch[d].assign(layers, std::vector<uint64_t>(members, 0));
@@ -72,13 +78,11 @@ void ServingEngine::lockstepLoop() {
       }
     }
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    std::vector<Replica*> all;
     for (std::size_t d = 0; d < members; ++d) {
       batches[d].expertTokens = &received[d];
       batches[d].dispatchBytes = &dispatch[d];
       batches[d].combineBytes = &combine[d];
       postStep(*m_replicas[d], batches[d]);
-      all.push_back(m_replicas[d].get());
     }
     if (!awaitStep(all)) return;
     for (std::size_t d = 0; d < members; ++d) finishStep(*m_replicas[d], batches[d], start);

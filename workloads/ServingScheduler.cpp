@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace scoville::workload {
 
@@ -63,27 +64,104 @@ int ServingScheduler::preemptionsOf(uint64_t request) const {
   return it == m_sequences.end() ? 0 : it->second.preemptions;
 }
 
+int ServingScheduler::recomputesOf(uint64_t request) const {
+  const auto it = m_sequences.find(request);
+  return it == m_sequences.end() ? 0 : it->second.recomputes;
+}
+
+void ServingScheduler::insertByAdmission(std::vector<uint64_t>& list, uint64_t id) const {
+  const uint64_t order = m_sequences.at(id).admitted;
+  const auto at =
+      std::find_if(list.begin(), list.end(), [&](uint64_t other) { return m_sequences.at(other).admitted > order; });
+  list.insert(at, id);
+}
+
 void ServingScheduler::preempt(const std::vector<hw::KvPreempted>& victims) {
-  // Victims come newest first; each returns to the front of the queue, so the oldest ends first.
+  // Victims come newest first; each returns to the front of the queue (recompute: so the oldest
+  // ends first) or joins the swapped requests in admission order (swap).
   for (const hw::KvPreempted& victim : victims) {
     Sequence& s = m_sequences.at(victim.requestId);
     ++s.preemptions;
     ++m_preemptions;
-    // Recompute: re-run everything it held (a request preempted before sampling re-runs its
-    // prompt and samples at the end, as the first time).
-    s.samplesAtPrefillEnd = s.generated == 0;
-    // (Everything it held: the prompt and every generated token but the last, which is fed by
-    // the next decode; not s.kv, which falls short when it is preempted again mid-recompute.)
-    s.prefillTarget = s.generated == 0 ? s.request.inputTokens : s.request.inputTokens + s.generated - 1;
-    s.kv = 0;
+    m_preemptedThisStep = true;
     m_running.erase(std::find(m_running.begin(), m_running.end(), victim.requestId));
-    m_waiting.push_front(victim.requestId);
+    if (victim.mode == hw::KvPreemption::kSwap) {
+      // Its blocks are on the host now, progress kept; they come back before it runs again.
+      ++m_swapOuts;
+      m_swappedOutBlocks += victim.moves.size();
+      m_swaps.push_back(KvSwap{victim.requestId, true, victim.moves});
+      insertByAdmission(m_swapped, victim.requestId);
+    } else {
+      recompute(victim.requestId);
+    }
+  }
+}
+
+void ServingScheduler::recompute(uint64_t id) {
+  Sequence& s = m_sequences.at(id);
+  ++s.recomputes;
+  ++m_recomputes;
+  // Re-run everything it held (a request preempted before sampling re-runs its prompt and samples
+  // at the end, as the first time): the prompt and every generated token but the last, which is
+  // fed by the next decode; not s.kv, which falls short when it is preempted again mid-recompute.
+  s.samplesAtPrefillEnd = s.generated == 0;
+  s.prefillTarget = s.generated == 0 ? s.request.inputTokens : s.request.inputTokens + s.generated - 1;
+  s.kv = 0;
+  m_waiting.push_front(id);
+}
+
+void ServingScheduler::planChunk(uint64_t id, uint64_t& budget) {
+  const Sequence& s = m_sequences.at(id);
+  const uint64_t chunk = std::min({s.prefillTarget - s.kv, static_cast<uint64_t>(m_config.prefillChunk), budget});
+  m_step.push_back(Planned{id, chunk});
+  budget -= chunk;
+}
+
+void ServingScheduler::resumeSwapped(std::size_t maxBatch, uint64_t& budget) {
+  // As vLLM: nothing comes back in a step that had to preempt (there was no room), oldest first,
+  // and nothing overtakes a swapped request that does not fit yet.
+  while (!m_preemptedThisStep && !m_swapped.empty() && m_step.size() < maxBatch && budget > 0) {
+    const uint64_t id = m_swapped.front();
+    const Sequence& s = m_sequences.at(id);
+    uint64_t onHost = 0;
+    for (const hw::KvBlock& b : m_kv->blocks(id)) onHost += b.tier == hw::KvTier::kHost ? 1 : 0;
+    // A decode's token may need a new block; with room for it the decode below never preempts.
+    const bool grows = s.decoding() && m_kv->tokens(id) % m_kv->blockTokens() == 0;
+    const uint64_t need = onHost + (grows ? 1 : 0) + (m_running.empty() ? 0 : watermark());
+    std::vector<hw::KvBlockMove> moves;
+    if (freeBlocks() < need || !m_kv->swapIn(id, moves)) {
+      if (!m_running.empty()) return;  // waits for room: running requests finish
+      // Nothing resident, yet it does not fit: it could never come back. Recompute it instead
+      // (it fits the empty cache: submit() checked its largest cache). Unreachable while swapIn
+      // places blocks as admission does; kept so that no request is ever stranded on the host.
+      m_kv->release(id);
+      m_swapped.erase(m_swapped.begin());
+      recompute(id);
+      return;
+    }
+    ++m_swapIns;
+    m_swappedInBlocks += moves.size();
+    m_swaps.push_back(KvSwap{id, false, std::move(moves)});
+    m_swapped.erase(m_swapped.begin());
+    insertByAdmission(m_running, id);
+    if (!s.decoding()) {
+      planChunk(id, budget);
+      continue;
+    }
+    const hw::KvAllocation grown = m_kv->append(id, 1);
+    if (!grown.ok || !grown.preempted.empty()) {
+      throw std::logic_error(fmt::format("request {} preempted while resuming from swap with room checked", id));
+    }
+    m_step.push_back(Planned{id, 1});
+    --budget;
   }
 }
 
 StepBatch ServingScheduler::next() {
   m_step.clear();
   m_stepIds.clear();
+  m_swaps.clear();
+  m_preemptedThisStep = false;
   const auto maxBatch = static_cast<std::size_t>(m_config.maxBatch);
   uint64_t budget = static_cast<uint64_t>(m_config.maxTokensPerStep);
 
@@ -100,16 +178,13 @@ StepBatch ServingScheduler::next() {
     m_step.push_back(Planned{id, 1});
     --budget;
   }
-  // 2. Prompts in progress, then 3. newly admitted ones.
+  // 2. Prompts in progress, 3. swapped requests resumed, then 4. newly admitted ones.
   for (std::size_t i = 0; i < m_running.size() && m_step.size() < maxBatch && budget > 0; ++i) {
     const uint64_t id = m_running[i];
-    const Sequence& s = m_sequences.at(id);
-    if (s.decoding()) continue;
-    const uint64_t chunk = std::min({s.prefillTarget - s.kv, static_cast<uint64_t>(m_config.prefillChunk), budget});
-    m_step.push_back(Planned{id, chunk});
-    budget -= chunk;
+    if (!m_sequences.at(id).decoding()) planChunk(id, budget);
   }
-  while (!m_waiting.empty() && m_step.size() < maxBatch && budget > 0) {
+  resumeSwapped(maxBatch, budget);
+  while (m_swapped.empty() && !m_waiting.empty() && m_step.size() < maxBatch && budget > 0) {
     const uint64_t id = m_waiting.front();
     Sequence& s = m_sequences.at(id);
     // Admission keeps a watermark of free blocks (kv_watermark) so that running requests can grow:
@@ -118,12 +193,11 @@ StepBatch ServingScheduler::next() {
     const uint64_t need = (s.prefillTarget + m_kv->blockTokens() - 1) / m_kv->blockTokens();
     if (!m_running.empty() && freeBlocks() < need + watermark()) break;
     if (!m_kv->admit(id, s.prefillTarget).ok) break;  // first come, first served: no overtaking
+    s.admitted = m_nextAdmission++;
     m_waiting.pop_front();
     m_running.push_back(id);
     if (s.decoding()) continue;  // prefilled elsewhere: it decodes from the next step
-    const uint64_t chunk = std::min({s.prefillTarget, static_cast<uint64_t>(m_config.prefillChunk), budget});
-    m_step.push_back(Planned{id, chunk});
-    budget -= chunk;
+    planChunk(id, budget);
   }
 
   StepBatch batch;

@@ -1,18 +1,29 @@
 #pragma once
 // The serving scheduler of one data-parallel replica (pure C++, no simulated time): a vLLM-style
-// continuous-batching policy with chunked prefill and KV admission control.
+// continuous-batching policy with chunked prefill, KV admission control and preemption.
 //
 // Requests wait in arrival order until admitted; admission reserves KV blocks for the whole
 // prompt (KvBlockAllocator::admit never preempts, so a request that does not fit waits). Each
 // step is composed oldest request first, up to max_batch sequences and max_tokens_per_step tokens:
 //   1. every decoding request feeds one token; its KV grows by one token first, and when the
-//      cache is full the allocator preempts the newest resident requests (recompute: they go back
-//      to the front of the queue and later re-run their prompt and the tokens generated so far);
+//      cache is full the allocator preempts the newest resident requests (see below);
 //   2. requests part-way through their prompt take the next chunk (at most prefill_chunk tokens);
-//   3. waiting requests are admitted and start their prompt while the budget lasts and the cache
-//      keeps a watermark of free blocks (kv_watermark, by default 1%) for the running requests to
-//      grow into; with nothing running a request only has to fit.
+//   3. swapped-out requests are resumed, oldest first, when no request was preempted while
+//      composing this step and their blocks (plus the block a decode may grow into, plus the
+//      watermark while others run) fit: their blocks are swapped back in and they take their
+//      decode or next prompt chunk in this very step;
+//   4. waiting requests are admitted and start their prompt while the budget lasts, nothing is
+//      swapped out (swapped requests go first: they were admitted earlier), and the cache keeps a
+//      watermark of free blocks (kv_watermark, by default 1%) for the running requests to grow
+//      into; with nothing running a request only has to fit.
 // The last chunk of a prompt samples the request's first output token; each decode step one more.
+//
+// Preemption (placement.kv_cache.preemption, applied by the allocator): recompute drops the
+// victim's blocks and sends it to the front of the queue to re-run its prompt and the tokens
+// generated so far; swap moves its blocks to host memory and it keeps its progress (falling back
+// to recompute when the host has no room). The block copies of a step (swap-outs of this step's
+// victims, then swap-ins of the requests it resumes) are listed by swaps(); whoever runs the step
+// must perform them before it.
 
 #include <cstdint>
 #include <deque>
@@ -36,12 +47,19 @@ struct ServingRequest {
   bool prefilled = false;
 };
 
+/// Block copies a step needs before it runs: one request's KV swapped out to host or back in.
+struct KvSwap {
+  uint64_t request = 0;
+  bool toHost = true;                  ///< swap-out (preempted); false: swap-in (resumed)
+  std::vector<hw::KvBlockMove> moves;  ///< from the source block to the destination block
+};
+
 /// What a finished step did to a request.
 struct StepOutcome {
   uint64_t request = 0;
   bool producedToken = false;  ///< the step produced one of its output tokens
   bool finished = false;       ///< that token was its last: it has left the scheduler
-  int preemptions = 0;         ///< times it was preempted so far
+  int preemptions = 0;         ///< times it was preempted so far (recomputed or swapped)
 };
 
 class ServingScheduler {
@@ -51,25 +69,39 @@ class ServingScheduler {
 
   /// Queues a request. Throws std::invalid_argument when it could never fit the KV cache alone.
   void submit(const ServingRequest& request);
-  /// True when some request is waiting or running.
-  bool busy() const { return !m_waiting.empty() || !m_running.empty(); }
+  /// True when some request is waiting, running or swapped out.
+  bool busy() const { return !m_waiting.empty() || !m_running.empty() || !m_swapped.empty(); }
 
   /// Composes the next step: sequence i of the result is request ids()[i]. Empty when nothing can
   /// run (then busy() is false: a waiting request always fits an empty cache).
   StepBatch next();
   /// The requests of the step next() composed, in its sequence order.
   const std::vector<uint64_t>& ids() const { return m_stepIds; }
+  /// The block copies the step next() composed needs first: swap-outs in preemption order, then
+  /// swap-ins in resume order. May be non-empty when the step itself is empty.
+  const std::vector<KvSwap>& swaps() const { return m_swaps; }
   /// Applies the step next() composed once it has run: prompt progress, tokens produced, finished
   /// requests (their KV blocks freed).
   std::vector<StepOutcome> complete();
 
   const hw::KvBlockAllocator& kv() const { return *m_kv; }
-  /// Requests preempted so far (recompute).
+  /// Preemptions so far, of either kind (each one a recompute or a swap-out).
   uint64_t preemptions() const { return m_preemptions; }
-  /// Preemptions of one request so far.
+  /// Requests sent back to re-run their prefill: recompute preemptions, and swapped requests that
+  /// could not come back with nothing else resident (never expected; see resumeSwapped).
+  uint64_t recomputes() const { return m_recomputes; }
+  /// Preemptions that moved the victim's blocks to host, and resumptions that moved them back.
+  uint64_t swapOuts() const { return m_swapOuts; }
+  uint64_t swapIns() const { return m_swapIns; }
+  /// Blocks (of kv().blockBytes()) copied to host and back so far.
+  uint64_t swappedOutBlocks() const { return m_swappedOutBlocks; }
+  uint64_t swappedInBlocks() const { return m_swappedInBlocks; }
+  /// Preemptions of one request so far, and those of them that recomputed it.
   int preemptionsOf(uint64_t request) const;
+  int recomputesOf(uint64_t request) const;
   std::size_t waiting() const { return m_waiting.size(); }
   std::size_t running() const { return m_running.size(); }
+  std::size_t swapped() const { return m_swapped.size(); }
 
  private:
   struct Sequence {
@@ -79,6 +111,8 @@ class ServingScheduler {
     uint64_t generated = 0;      ///< output tokens produced
     bool samplesAtPrefillEnd = true;
     int preemptions = 0;
+    int recomputes = 0;
+    uint64_t admitted = 0;  ///< admission order (the allocator's victim order), kept while swapped
     bool decoding() const { return kv >= prefillTarget; }
   };
   struct Planned {
@@ -87,6 +121,14 @@ class ServingScheduler {
   };
 
   void preempt(const std::vector<hw::KvPreempted>& victims);
+  /// Sends `id` (holding no blocks) to the front of the queue to re-run what it held.
+  void recompute(uint64_t id);
+  /// Step 3: swaps in the oldest swapped requests that fit and plans their step.
+  void resumeSwapped(std::size_t maxBatch, uint64_t& budget);
+  /// Plans request `id`'s next prompt chunk within `budget`.
+  void planChunk(uint64_t id, uint64_t& budget);
+  /// Inserts `id` into `list` (ordered by admission) at its admission order.
+  void insertByAdmission(std::vector<uint64_t>& list, uint64_t id) const;
   /// Blocks of the tiers the cache may use for running requests (host excluded: swap space).
   uint64_t capacityBlocks() const;
   uint64_t freeBlocks() const;
@@ -98,10 +140,19 @@ class ServingScheduler {
   std::unique_ptr<hw::KvBlockAllocator> m_kv;
   std::deque<uint64_t> m_waiting;            // not admitted, oldest first
   std::map<uint64_t, Sequence> m_sequences;  // waiting and running, by id
-  std::vector<uint64_t> m_running;           // admitted, in admission order
+  std::vector<uint64_t> m_running;           // admitted and resident, in admission order
+  std::vector<uint64_t> m_swapped;           // swapped out to host, in admission order
   std::vector<Planned> m_step;
   std::vector<uint64_t> m_stepIds;
+  std::vector<KvSwap> m_swaps;
+  bool m_preemptedThisStep = false;
+  uint64_t m_nextAdmission = 0;
   uint64_t m_preemptions = 0;
+  uint64_t m_recomputes = 0;
+  uint64_t m_swapOuts = 0;
+  uint64_t m_swapIns = 0;
+  uint64_t m_swappedOutBlocks = 0;
+  uint64_t m_swappedInBlocks = 0;
 };
 
 }  // namespace scoville::workload

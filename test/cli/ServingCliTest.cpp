@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "test/cli/ServingCliFixture.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
 #include "tlm/config/Loader.h"
@@ -16,44 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-class ServingCliTest : public ::testing::Test {
- protected:
-  TempDir dir;
-
-  /// Runs the inferencex-8k1k scenario shrunk by `sets` into `name`/; returns its results.
-  Json serve(const std::string& name, std::vector<std::string> args) {
-    std::vector<std::string> full{"run", "-q", "-s", "inferencex-8k1k", "--out", dir.file(name)};
-    full.insert(full.end(), args.begin(), args.end());
-    const ProcessResult r = runScoville(full);
-    EXPECT_EQ(r.exitCode, 0) << r.err;
-    if (r.exitCode != 0) return Json::object();
-    const Json report = Json::parse(readFile(dir.file(name + "/report.json")));
-    EXPECT_EQ(report["results"]["roofline_check"]["violations"], 0) << "a step beat a chip's roofline";
-    EXPECT_GE(report["results"]["roofline_check"]["tightest_step_time_over_bound"].get<double>(), 1.0);
-    return report["results"];
-  }
-
-  /// A small closed-loop load: `users` users, `measured` measured requests of fixed lengths.
-  static std::vector<std::string> smallLoad(int users, int measured, int input, int output) {
-    return {"--set", "scenario.load.concurrency=" + std::to_string(users),
-            "--set", "scenario.requests=" + std::to_string(measured),
-            "--set", "scenario.input_tokens=" + std::to_string(input),
-            "--set", "scenario.output_tokens=" + std::to_string(output),
-            "--set", "scenario.random_range_ratio=1"};
-  }
-
-  static std::vector<std::string> join(std::vector<std::string> a, const std::vector<std::string>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-  }
-
-  /// Writes a scenario file into the temp dir and returns its path.
-  std::string scenarioFile(const std::string& name, const std::string& text) {
-    const std::string path = dir.file(name);
-    writeFile(path, text);
-    return path;
-  }
-};
+class ServingCliTest : public ServingCliFixture {};
 
 TEST_F(ServingCliTest, ReportsInferenceXMetricsAndIsDeterministic) {
   const auto args = join({"-m", "tiny-dense", "--seed", "3"}, smallLoad(4, 8, 512, 32));
@@ -335,8 +299,6 @@ TEST_F(ServingCliTest, BadServingInputIsRejectedWithTheKeyAndNoReport) {
   // A prompt longer than the whole KV cache can never be served.
   expectError({"-m", "tiny-dense", "-s", "inferencex-8k1k", "--set", "platform.chip_types[0].hbm.capacity=270 MB"},
               "does-not-fit", {"KV cache holds", "longest request needs"});
-  expectError({"-m", "tiny-dense", "-s", "inferencex-8k1k", "--set", "platform.placement.kv_cache.preemption=swap"},
-              "invalid-config", {"swap"});
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+// ServingEngine's swap preemption: the host swap space of a replica's KV cache, the chips' copy
+// engines, and the block copies that run before a step (see ServingEngine.h).
+#include <fmt/format.h>
+#include <algorithm>
+#include <memory>
+
+#include "tlm/config/ConfigError.h"
+#include "tlm/config/Units.h"
+#include "workloads/ServingEngine.h"
+
+namespace scoville::workload {
+
+uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const Replica& r, uint64_t blockTokens,
+                                  const std::string& platformFile) const {
+  // Every chip swaps its slice of each block to its own share of its host's memory; the chip
+  // whose share holds the fewest of its slices bounds the replica's swap space.
+  const uint64_t share = platform::hostMemoryPerChip(config);
+  uint64_t blocks = ~uint64_t{0};
+  uint64_t tightestSlice = 0;
+  for (const auto& planner : r.planners) {
+    const uint64_t slice =
+        std::max<uint64_t>(1, planner->kvBytesPerTokenPerLayer() * planner->stageLayers() * blockTokens);
+    if (share / slice < blocks) {
+      blocks = share / slice;
+      tightestSlice = slice;
+    }
+  }
+  if (blocks == 0) {
+    throw config::ConfigError(
+        config::ErrorKind::kInvalidConfig, platformFile,
+        fmt::format("'platform.placement.kv_cache.preemption' is swap, but each chip's share of host memory "
+                    "('platform.host.memory' {} / 'platform.host.chips_per_host' {} = {}) cannot hold one KV block "
+                    "of model '{}' on a chip ({}, {} tokens): give the host more memory, or use preemption "
+                    "recompute",
+                    config::formatQuantity(config.host.memoryBytes, config::dim::kBytes), config.host.chipsPerHost,
+                    config::formatQuantity(static_cast<double>(share), config::dim::kBytes), m_model.name,
+                    config::formatQuantity(static_cast<double>(tightestSlice), config::dim::kBytes), blockTokens));
+  }
+  const StepPlanner& lead = *r.planners.front();
+  return blocks * lead.kvBytesPerTokenPerLayer() * lead.stageLayers() * blockTokens;
+}
+
+void ServingEngine::attachSwappers(Replica& r, platform::Platform& platform, tlm::TimingMode mode) {
+  const uint64_t blockTokens = static_cast<uint64_t>(platform.config().placement.kvCache.blockTokens);
+  for (std::size_t c = 0; c < r.chips.size(); ++c) {
+    const int chip = r.chips[c];
+    const StepPlanner& planner = *r.planners[c];
+    r.swappers.push_back(std::make_unique<KvSwapper>(fmt::format("kv_swap{}", chip).c_str(), chip,
+                                                     planner.stageLayers(),
+                                                     planner.kvBytesPerTokenPerLayer() * blockTokens, mode));
+    r.swappers.back()->hbm.socket.bind(platform.chip(chip).socket());
+    r.swappers.back()->host.bind(platform.hostLink(chip).socket);
+  }
+}
+
+bool ServingEngine::runSwaps(const std::vector<Replica*>& replicas) {
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  auto pending = std::make_shared<int>(0);
+  auto done = std::make_shared<sc_core::sc_event>();
+  std::vector<Replica*> waiting;
+  for (Replica* r : replicas) {
+    const std::vector<KvSwap>& swaps = r->scheduler->swaps();
+    if (swaps.empty()) continue;
+    waiting.push_back(r);
+    for (const KvSwap& swap : swaps) {
+      // Every chip's slice counts, mirrored or not, so that mirroring never shows in the results.
+      for (const auto& swapper : r->swappers) {
+        (swap.toHost ? r->stats.swapOutBytes : r->stats.swapInBytes) +=
+            static_cast<double>(swapper->bytesFor(swap.moves.size()));
+      }
+    }
+    // Mirrors would copy exactly what their leader copies, in the same time: only leaders copy.
+    for (std::size_t c = 0; c < r->swappers.size(); ++c) {
+      if (r->mirrors[c]) continue;
+      ++*pending;
+      KvSwapper* swapper = r->swappers[c].get();
+      const hw::KvBlockAllocator* kv = &r->scheduler->kv();
+      const std::vector<KvSwap>* list = &swaps;
+      sc_core::sc_spawn(
+          [swapper, kv, list, pending, done] {
+            for (const KvSwap& swap : *list) {
+              if (!swapper->copy(*kv, swap)) break;
+            }
+            if (--*pending == 0) done->notify();
+          },
+          sc_core::sc_gen_unique_name("kv_swap"));
+    }
+  }
+  if (*pending > 0) sc_core::wait(*done);
+  for (Replica* r : waiting) {
+    for (const auto& swapper : r->swappers) {
+      if (!swapper->error().empty() && m_error.empty()) m_error = swapper->error();
+    }
+    r->stats.swapS += (sc_core::sc_time_stamp() - start).to_seconds();
+  }
+  if (m_error.empty()) return true;
+  sc_core::sc_stop();
+  return false;
+}
+
+}  // namespace scoville::workload
