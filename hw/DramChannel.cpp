@@ -217,16 +217,21 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     counts.activates += static_cast<double>(more);
     counts.precharges += static_cast<double>(more);
     counts.rowConflicts += static_cast<double>(more);
-    // The last `banks` pages hold the banks, one each.
-    uint64_t bank = bankOf(lastPage + 1 - banks);
-    int64_t row = rowOf(lastPage + 1 - banks);
-    for (uint64_t back = banks; back-- > 0;) {
-      m_openRow[bank] = row;
-      m_actAt[bank] = lastAct - static_cast<double>(back) * period;
-      if (++bank == banks) {
-        bank = 0;
-        ++row;
-      }
+    // The last `banks` pages hold the banks, one each: page k of them (oldest first) is in bank
+    // (first + k) mod banks, activated at oldest + k x period. Two plain loops (no wrap test) so
+    // that they vectorise.
+    const uint64_t first = bankOf(lastPage + 1 - banks);
+    const int64_t row = rowOf(lastPage + 1 - banks);
+    const double oldest = lastAct - static_cast<double>(banks - 1) * period;
+    int64_t* openRow = m_openRow.data();
+    double* actAt = m_actAt.data();
+    for (uint64_t b = first; b < banks; ++b) {
+      openRow[b] = row;
+      actAt[b] = oldest + static_cast<double>(b - first) * period;
+    }
+    for (uint64_t b = 0; b < first; ++b) {
+      openRow[b] = row + 1;
+      actAt[b] = oldest + static_cast<double>(b + banks - first) * period;
     }
     m_lastAct = lastAct;
     lastReady = lastAct + m_t.tRCD + m_t.tCL;

@@ -37,7 +37,7 @@ CollectiveGroup::CollectiveGroup(const sc_core::sc_module_name& name, std::vecto
                              "time from the first member entering a collective to the last leaving "
                              "it, summed over collectives")) {}
 
-const hw::Schedule& CollectiveGroup::schedule(const PlannedCollective& collective) {
+const CollectiveGroup::Ordered& CollectiveGroup::schedule(const PlannedCollective& collective) {
   const auto key = std::make_pair(static_cast<int>(collective.kind), collective.bytes);
   auto it = m_schedules.find(key);
   if (it == m_schedules.end()) {
@@ -51,20 +51,38 @@ const hw::Schedule& CollectiveGroup::schedule(const PlannedCollective& collectiv
     if (kind == hw::CollectiveKind::kAllGather && algorithm == hw::CollectiveAlgorithm::kTree) {
       algorithm = hw::CollectiveAlgorithm::kRing;  // tree is defined for all-reduce only
     }
-    it = m_schedules.emplace(key, hw::expandCollective(kind, algorithm, size(), bytes)).first;
+    it = m_schedules.emplace(key, Ordered{hw::expandCollective(kind, algorithm, size(), bytes), {}}).first;
+    Ordered& ordered = it->second;
+    // Round k holds every member's k-th send of the step, ranks ascending.
+    for (const std::vector<hw::Send>& sends : ordered.schedule.steps) {
+      std::vector<std::vector<const hw::Send*>> byRank(static_cast<std::size_t>(size()));
+      for (const hw::Send& send : sends) byRank[static_cast<std::size_t>(send.src)].push_back(&send);
+      std::vector<const hw::Send*> order;
+      for (std::size_t round = 0; order.size() < sends.size(); ++round) {
+        for (const auto& mine : byRank) {
+          if (round < mine.size()) order.push_back(mine[round]);
+        }
+      }
+      ordered.issueOrder.push_back(std::move(order));
+    }
   }
   return it->second;
 }
 
-void CollectiveGroup::barrier() {
+template <typename Issue>
+bool CollectiveGroup::step(Issue&& issue) {
   const uint64_t generation = m_generation;
   if (++m_arrived == size()) {
     m_arrived = 0;
     ++m_generation;
+    m_stepEnd = sc_core::sc_time_stamp();
+    if (m_error.empty()) issue();
     m_release.notify(sc_core::SC_ZERO_TIME);
-    return;
+  } else {
+    while (m_generation == generation) sc_core::wait(m_release);
   }
-  while (m_generation == generation) sc_core::wait(m_release);
+  if (m_stepEnd > sc_core::sc_time_stamp()) sc_core::wait(m_stepEnd - sc_core::sc_time_stamp());
+  return m_error.empty();
 }
 
 bool CollectiveGroup::send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest) {
@@ -95,52 +113,43 @@ bool CollectiveGroup::send(int rank, const hw::Send& send, uint32_t layer, sc_co
 
 bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_t layer) {
   if (collective.kind == PlannedCollective::Kind::kNone || size() < 2) return true;
-  barrier();  // a collective starts when every member has its input
   if (rank == 0) m_collectives.add();
   const sc_core::sc_time entered = sc_core::sc_time_stamp();
+  // Each step ends when its last send has arrived: the latest completion over all of them.
+  const auto finish = [this](sc_core::sc_time latest) { m_stepEnd = sc_core::sc_time_stamp() + latest; };
   if (collective.kind == PlannedCollective::Kind::kAllToAll) {
     // Each member sends its own bytes to every other member (none to itself), in n - 1 rounds:
     // in round k to the member k places after it, so every link carries one message per round.
-    if (collective.sendBytes.size() != static_cast<std::size_t>(size())) {
+    if (collective.sendBytes.size() != static_cast<std::size_t>(size()) && m_error.empty()) {
       m_error = fmt::format("layer {}: all-to-all of rank {} lists {} members' bytes, the group has {}", layer, rank,
                             collective.sendBytes.size(), size());
-      return false;
     }
-    sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
-    for (int k = 1; k < size(); ++k) {
-      const int dst = (rank + k) % size();
-      const uint64_t bytes = collective.sendBytes[static_cast<std::size_t>(dst)];
-      if (bytes > 0 && !send(rank, hw::Send{rank, dst, bytes}, layer, latest)) return false;
-      if (k + 1 < size()) barrier();
-    }
-    if (latest > sc_core::SC_ZERO_TIME) sc_core::wait(latest);
-    barrier();
-    if (rank == 0) m_time.add((sc_core::sc_time_stamp() - entered).to_seconds());
-    return true;
-  }
-  for (const std::vector<hw::Send>& step : schedule(collective).steps) {
-    // The sends of a step are issued in rounds: every member's k-th send before anyone's
-    // (k+1)-th, all at the current time. Loosely-timed targets serve in call order, so issuing
-    // rank by rank would let one member's later sends take the links ahead of the others' first
-    // ones; rounds keep the order the hardware would see (each member's engine pushing its
-    // messages out one after another, all members at once).
-    std::vector<const hw::Send*> mine;
-    std::size_t rounds = 0;
-    {
-      std::vector<std::size_t> perRank(static_cast<std::size_t>(size()), 0);
-      for (const hw::Send& send : step) {
-        ++perRank[static_cast<std::size_t>(send.src)];
-        if (send.src == rank) mine.push_back(&send);
+    m_pending.resize(static_cast<std::size_t>(size()));
+    m_pending[static_cast<std::size_t>(rank)] = &collective;  // the issuer reads every member's bytes
+    const bool ok = step([&] {
+      sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
+      for (int k = 1; k < size(); ++k) {
+        for (int src = 0; src < size(); ++src) {
+          const int dst = (src + k) % size();
+          const uint64_t bytes = m_pending[static_cast<std::size_t>(src)]->sendBytes[static_cast<std::size_t>(dst)];
+          if (bytes > 0 && !send(src, hw::Send{src, dst, bytes}, layer, latest)) return;
+        }
       }
-      rounds = *std::max_element(perRank.begin(), perRank.end());
-    }
-    sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
-    for (std::size_t round = 0; round < rounds; ++round) {
-      if (round < mine.size() && !send(rank, *mine[round], layer, latest)) return false;
-      if (round + 1 < rounds) barrier();
-    }
-    if (latest > sc_core::SC_ZERO_TIME) sc_core::wait(latest);
-    barrier();
+      finish(latest);
+    });
+    if (rank == 0) m_time.add((sc_core::sc_time_stamp() - entered).to_seconds());
+    return ok;
+  }
+  const Ordered& ordered = schedule(collective);
+  for (const std::vector<const hw::Send*>& order : ordered.issueOrder) {
+    const bool ok = step([&] {
+      sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
+      for (const hw::Send* s : order) {
+        if (!send(s->src, *s, layer, latest)) return;
+      }
+      finish(latest);
+    });
+    if (!ok) return false;
   }
   if (rank == 0) m_time.add((sc_core::sc_time_stamp() - entered).to_seconds());
   return true;

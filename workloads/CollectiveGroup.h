@@ -3,13 +3,14 @@
 // fabric.
 //
 // Each member's compute stream calls run() when its op's result must be combined. The collective
-// is expanded into a schedule of point-to-point sends (hw::expandCollective); in each step the
-// members issue their sends through their chips' fabric interfaces at the current time, in
-// rounds (everyone's first send, then everyone's second, ...: the order the links would see them;
-// each link serialises what it carries), wait until their last send has arrived, then wait for
-// every member to finish the step (a barrier). The collective's time thus comes from the links and switches, and a slow
-// member delays the whole group, as on hardware.
-
+// is expanded into a schedule of point-to-point sends (hw::expandCollective). A step starts when
+// every member has reached it; the last to arrive issues the step's sends of all members through
+// their chips' fabric interfaces at that time, in rounds (everyone's first send in rank order,
+// then everyone's second, ...: the order the links would see them, each link serialising what it
+// carries), and every member leaves the step when the last send has arrived. The collective's
+// time thus comes from the links and switches, and a slow member delays the whole group, as on
+// hardware. (Issuing from one thread costs two context switches per member and step, not one
+// per round.)
 #include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
 #include <map>
@@ -58,15 +59,25 @@ class CollectiveGroup : public sc_core::sc_module {
   const stats::Group& stats() const { return m_stats; }
 
  private:
-  const hw::Schedule& schedule(const PlannedCollective& collective);
-  void barrier();
+  /// A schedule with each step's sends in issue order (round by round, ranks ascending).
+  struct Ordered {
+    hw::Schedule schedule;
+    std::vector<std::vector<const hw::Send*>> issueOrder;
+  };
+  const Ordered& schedule(const PlannedCollective& collective);
+  /// Waits until every member has called it; the last to arrive runs `issue` (which sets
+  /// m_stepEnd) for all. Everyone returns at m_stepEnd, false when there was an error.
+  template <typename Issue>
+  bool step(Issue&& issue);
   /// Issues one send of rank `rank`; its completion delay raises `latest`. False on an error.
   bool send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest);
 
   std::vector<int> m_chips;
   hw::CollectiveAlgorithm m_algorithm;
   CollectiveCost m_cost;
-  std::map<std::pair<int, uint64_t>, hw::Schedule> m_schedules;
+  std::map<std::pair<int, uint64_t>, Ordered> m_schedules;
+  std::vector<const PlannedCollective*> m_pending;  ///< each rank's collective in the current step
+  sc_core::sc_time m_stepEnd;                       ///< when the current step's last send arrives
   int m_arrived = 0;
   uint64_t m_generation = 0;
   sc_core::sc_event m_release;

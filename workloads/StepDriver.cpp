@@ -97,10 +97,16 @@ void StepDriver::computeStream() {
 bool StepDriver::runStep() {
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
   if (m_leader != nullptr) ++m_mirroredSteps;
+  std::size_t mirrored = 0;  // a mirror's ops copied from the leader so far
   for (std::size_t n = 0; n < m_plan.ops.size(); ++n) {
     std::size_t i = n;
     if (m_leader != nullptr) {
-      // Mirror: op i ends when the leader's does; no transactions of its own.
+      // Mirror: op i ends when the leader's does; no transactions of its own. Only ops that
+      // meet other chips (a collective, a pipeline send) and the last need the mirror there in
+      // time; the timings of the ops before them are copied when it gets there.
+      const PlannedOp& next = m_plan.ops[i];
+      const bool meets = next.after.kind != PlannedCollective::Kind::kNone || next.sendNext > 0;
+      if (!meets && n + 1 < m_plan.ops.size()) continue;
       while (m_leader->m_opsComputed <= i && m_leader->error().empty()) sc_core::wait(m_leader->m_opComputed);
       if (!m_leader->error().empty()) {
         m_error = m_leader->error();
@@ -115,7 +121,7 @@ bool StepDriver::runStep() {
         return false;
       }
       sc_core::wait(led.computeEnd - sc_core::sc_time_stamp());
-      m_timings[i] = led;
+      for (; mirrored <= i; ++mirrored) m_timings[mirrored] = m_leader->m_timings[mirrored];
     } else {
       m_ready.read(i);
     }
