@@ -25,6 +25,7 @@ Switch::Switch(const sc_core::sc_module_name& name, const SwitchConfig& config)
     : sc_core::sc_module(name),
       socket("socket"),
       m_config(config),
+      m_hop(tlm::durationCeil(config.hopLatencyS)),
       m_portOfChip(static_cast<std::size_t>(config.ports), nullptr),
       m_stats(basename(), "inter-chip packet switch"),
       m_messages(m_stats.counter("messages", "", "messages routed")),
@@ -84,8 +85,8 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   const auto packet = static_cast<double>(up.largestPacketFor(op.bytes));
   const double upSerial = wire / up.bandwidthBytesPerS;
   const double downSerial = downWire / down.bandwidthBytesPerS;
-  const sc_core::sc_time upLatency = tlm::durationCeil(up.latencyS);
-  const sc_core::sc_time hop = tlm::durationCeil(m_config.hopLatencyS);
+  const sc_core::sc_time& upLatency = in.latency();
+  const sc_core::sc_time& hop = m_hop;
 
   const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
   const sc_core::sc_time linkFree = std::max(arrival, in.tx().busyUntil());
@@ -105,7 +106,7 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
     upEnd = std::max(upEnd, resume + tlm::durationCeil((wire - window) / pacedRate));
   }
   const sc_core::sc_time outEnd = std::max(outStart + tlm::durationCeil(downSerial), upEnd + upLatency + hop);
-  const sc_core::sc_time lastByteIn = outEnd + tlm::durationCeil(down.latencyS);
+  const sc_core::sc_time lastByteIn = outEnd + out.latency();
 
   if (credit) {
     // The next message's first `window` bytes may follow only as the tail of this one drains.

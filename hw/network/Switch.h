@@ -54,6 +54,7 @@ class Switch : public sc_core::sc_module {
   void bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   SwitchConfig m_config;
+  sc_core::sc_time m_hop;                           ///< hop latency on the kernel's time grid
   std::vector<SwitchPort*> m_inputs;                // by socket binding index
   std::vector<SwitchPort*> m_portOfChip;            // by chip id; null where nothing is attached
   std::vector<sc_core::sc_time> m_creditReleaseAt;  // by binding index: earliest next start (credit)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tlm/Time.h"
+
 namespace scoville::hw {
 
 LinkDirection::LinkDirection(stats::Group& group, const std::string& prefix, const std::string& what)
@@ -38,6 +40,7 @@ SwitchPort::SwitchPort(const sc_core::sc_module_name& name, const LinkConfig& co
       fromChip("fromChip"),
       toSwitch("toSwitch"),
       m_config(config),
+      m_latency(tlm::durationCeil(config.latencyS)),
       m_chip(chip),
       m_stats(basename(), "a chip's port on the inter-chip switch and its link"),
       m_tx(m_stats, "tx", "sent from this chip toward the switch"),

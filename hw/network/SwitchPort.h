@@ -65,6 +65,8 @@ class SwitchPort : public sc_core::sc_module {
 
   int chip() const { return m_chip; }
   const LinkConfig& config() const { return m_config; }
+  /// The link's one-way latency on the kernel's time grid (rounded up once, not per message).
+  const sc_core::sc_time& latency() const { return m_latency; }
   const stats::Group& stats() const { return m_stats; }
 
   /// Fabric side, driven by the attached Switch: chip -> switch and switch -> chip directions.
@@ -75,6 +77,7 @@ class SwitchPort : public sc_core::sc_module {
   void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   LinkConfig m_config;
+  sc_core::sc_time m_latency;
   int m_chip;
   stats::Group m_stats;
   LinkDirection m_tx;
