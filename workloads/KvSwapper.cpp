@@ -9,13 +9,14 @@
 namespace scoville::workload {
 
 KvSwapper::KvSwapper(const sc_core::sc_module_name& name, int chip, uint32_t layers, uint64_t layerBlockBytes,
-                     tlm::TimingMode mode)
+                     uint64_t kvBase, tlm::TimingMode mode)
     : sc_core::sc_module(name),
       hbm("hbm", mode, sc_core::sc_time(StepDriver::kQuantumS, sc_core::SC_SEC)),
       host("host"),
       m_chip(chip),
       m_layers(layers),
-      m_layerBlockBytes(layerBlockBytes) {}
+      m_layerBlockBytes(layerBlockBytes),
+      m_kvBase(kvBase) {}
 
 bool KvSwapper::transfer(bool onHbm, bool write, uint64_t address, uint64_t bytes, uint64_t request,
                          sc_core::sc_time& delay) {
@@ -59,7 +60,7 @@ bool KvSwapper::copy(const hw::KvBlockAllocator& kv, const KvSwap& swap) {
             m_chip, swap.request, hw::kvTierName(move.from.tier), hw::kvTierName(move.to.tier));
         return false;
       }
-      const Run run{kv.address(onChip, layer), kv.address(onHost, layer), m_layerBlockBytes};
+      const Run run{m_kvBase + kv.address(onChip, layer), kv.address(onHost, layer), m_layerBlockBytes};
       if (!m_runs.empty() && m_runs.back().hbmAddress + m_runs.back().bytes == run.hbmAddress &&
           m_runs.back().hostAddress + m_runs.back().bytes == run.hostAddress) {
         m_runs.back().bytes += run.bytes;

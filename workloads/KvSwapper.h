@@ -5,9 +5,9 @@
 // modules; nothing here computes a duration.
 //
 // The chip's slice of a block is `layers` layer slices of `layerBlockBytes` each (its tensor-
-// parallel heads, its pipeline stage's layers), at the addresses KvBlockAllocator::address gives
-// for the block on its tier (the layout the step's KV reads use). Per layer and block one run;
-// runs continuing each other in both HBM and host memory merge into one transaction.
+// parallel heads, its pipeline stage's layers), at the addresses KvBlockAllocator::address gives past the chip's KV
+// base in HBM for the block on its tier (the layout the step's KV reads use). Per layer and block one run; runs
+// continuing each other in both HBM and host memory merge into one transaction.
 //
 // Pipelining, as a DMA engine streams: swap-out reads run after run from HBM and hands each run
 // to the host link as soon as it is read (the link serialises them at its bandwidth while the
@@ -36,7 +36,8 @@ class KvSwapper : public sc_core::sc_module {
   /// Host side: bind to the chip's host link (loosely timed in both modes, as the link).
   tlm_utils::simple_initiator_socket<KvSwapper> host;
 
-  KvSwapper(const sc_core::sc_module_name& name, int chip, uint32_t layers, uint64_t layerBlockBytes,
+  /// `kvBase`: where the chip's KV region starts in its HBM (the planner's kvBase()).
+  KvSwapper(const sc_core::sc_module_name& name, int chip, uint32_t layers, uint64_t layerBlockBytes, uint64_t kvBase,
             tlm::TimingMode mode);
   KvSwapper(const KvSwapper&) = delete;
   KvSwapper& operator=(const KvSwapper&) = delete;
@@ -61,6 +62,7 @@ class KvSwapper : public sc_core::sc_module {
   int m_chip;
   uint32_t m_layers;
   uint64_t m_layerBlockBytes;
+  uint64_t m_kvBase;
   tlm::PayloadPool m_pool;
   std::vector<Run> m_runs;
   std::string m_error;

@@ -49,7 +49,7 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   StepBatch step;
   step.kvLayerStride = region * batch;
   for (uint64_t r = 0; r < batch; ++r) {
-    step.sequences.push_back(StepSequence{r + 1, context, 1, true, planner.kvBase() + r * region});
+    step.sequences.push_back(StepSequence{r + 1, context, 1, true, r * region});
   }
   std::vector<std::vector<uint64_t>> routed;
   if (model.family == ModelFamily::kMoe) {

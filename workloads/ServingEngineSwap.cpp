@@ -45,9 +45,9 @@ void ServingEngine::attachSwappers(Replica& r, platform::Platform& platform, tlm
   for (std::size_t c = 0; c < r.chips.size(); ++c) {
     const int chip = r.chips[c];
     const StepPlanner& planner = *r.planners[c];
-    r.swappers.push_back(std::make_unique<KvSwapper>(fmt::format("kv_swap{}", chip).c_str(), chip,
-                                                     planner.stageLayers(),
-                                                     planner.kvBytesPerTokenPerLayer() * blockTokens, mode));
+    r.swappers.push_back(
+        std::make_unique<KvSwapper>(fmt::format("kv_swap{}", chip).c_str(), chip, planner.stageLayers(),
+                                    planner.kvBytesPerTokenPerLayer() * blockTokens, planner.kvBase(), mode));
     r.swappers.back()->hbm.socket.bind(platform.chip(chip).socket());
     r.swappers.back()->host.bind(platform.hostLink(chip).socket);
   }

@@ -388,15 +388,26 @@ class StepPlanner::Builder {
                       const std::vector<tlm::GemmShape>& tail, double tailVector) {
     const auto [readTokens, appendTokens] = kvTokens(l);
     const uint64_t readBytes = readTokens * p.m_kvPerTokenLayer;
-    // One stream each from the first sequence's blocks: the controller spreads it over its channels as the blocks.
-    const uint64_t address = b.sequences.front().kvAddress + local * b.kvLayerStride;
+    // One stream each from the first sequence's blocks: the controller spreads it over its channels
+    // as the blocks. It stays inside the layer's region, wrapping at its end (kvLayerStride).
+    const uint64_t region = p.m_kvBase + local * b.kvLayerStride;
+    const uint64_t start = b.sequences.front().kvAddress;
+    const auto addKv = [&](PlannedOp& op, tlm::OpKind kind, uint64_t offset, uint64_t bytes) {
+      while (bytes > 0) {
+        const uint64_t at = b.kvLayerStride > 0 ? (start + offset) % b.kvLayerStride : start + offset;
+        const uint64_t run = b.kvLayerStride > 0 ? std::min(bytes, b.kvLayerStride - at) : bytes;
+        op.accesses.push_back(MemoryAccess{kind, region + at, run});
+        offset += run;
+        bytes -= run;
+      }
+    };
     const auto tiles = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(static_cast<double>(readBytes) / tile)));
     uint64_t offset = 0;
     for (uint64_t t = 0; t < tiles; ++t) {
       const tlm::LlmPhase phase = decodes > 0 ? tlm::LlmPhase::kDecode : tlm::LlmPhase::kPrefill;
       PlannedOp& op = push("attention", l, t + 1 == tiles && decodes == 0 ? tlm::LlmPhase::kPrefill : phase);
       const uint64_t bytes = shardOf(readBytes, static_cast<int>(tiles), static_cast<int>(t));
-      if (bytes > 0) op.accesses.push_back(MemoryAccess{tlm::OpKind::kKvRead, address + offset, bytes});
+      addKv(op, tlm::OpKind::kKvRead, offset, bytes);
       offset += bytes;
       for (const tlm::GemmShape& g : decodeGemms) {
         tlm::GemmShape part = g;
@@ -405,8 +416,7 @@ class StepPlanner::Builder {
       }
       op.vectorOps = decodeVector / static_cast<double>(tiles);
       if (t + 1 == tiles) {
-        op.accesses.push_back(
-            MemoryAccess{tlm::OpKind::kKvAppend, address + readBytes, appendTokens * p.m_kvPerTokenLayer});
+        addKv(op, tlm::OpKind::kKvAppend, readBytes, appendTokens * p.m_kvPerTokenLayer);
         op.gemms.insert(op.gemms.end(), tail.begin(), tail.end());
         op.vectorOps += tailVector;
       }

@@ -85,17 +85,19 @@ uint64_t attendedTokens(uint64_t context, uint64_t tokens, uint64_t window);
 /// One sequence's part of a step.
 struct StepSequence {
   uint64_t request = 0;
-  uint64_t context = 0;    ///< tokens in its KV cache before the step
-  uint64_t tokens = 1;     ///< tokens it feeds: 1 decoding, a prompt chunk prefilling
-  bool samples = true;     ///< the step produces one of its output tokens (decode, last prompt chunk)
-  uint64_t kvAddress = 0;  ///< chip HBM address of its first KV byte in the stage's first layer
+  uint64_t context = 0;  ///< tokens in its KV cache before the step
+  uint64_t tokens = 1;   ///< tokens it feeds: 1 decoding, a prompt chunk prefilling
+  bool samples = true;   ///< the step produces one of its output tokens (decode, last prompt chunk)
+  /// Offset of its first KV byte (stage's first layer) in the chip's KV region: every chip of a
+  /// replica gets the same batch and adds its own planner's kvBase().
+  uint64_t kvAddress = 0;
 };
 
 /// What one step runs on a chip.
 struct StepBatch {
   std::vector<StepSequence> sequences;
   /// Bytes from one layer's KV region to the next: a sequence's KV of stage layer i starts at
-  /// kvAddress + i x kvLayerStride.
+  /// kvBase + kvAddress + i x kvLayerStride.
   uint64_t kvLayerStride = 0;
   /// Tokens routed to each expert, [model layer][routed expert] (empty rows for dense layers);
   /// required for a mixture-of-experts model. Every rank of a group gets the same routing.

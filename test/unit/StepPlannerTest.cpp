@@ -48,11 +48,11 @@ Routing routing(const ModelConfig& m, const std::function<uint64_t(int, int)>& t
 }
 
 /// `count` decoding sequences with `context` cached tokens each, KV regions 1 MiB apart.
-StepBatch decodes(const StepPlanner& planner, uint64_t count, uint64_t context, const Routing* routed = nullptr) {
+StepBatch decodes(uint64_t count, uint64_t context, const Routing* routed = nullptr) {
   StepBatch b;
   b.kvLayerStride = 64ull << 20;
   for (uint64_t i = 0; i < count; ++i) {
-    b.sequences.push_back(StepSequence{i + 1, context, 1, true, planner.kvBase() + (i << 20)});
+    b.sequences.push_back(StepSequence{i + 1, context, 1, true, i << 20});
   }
   b.expertTokens = routed;
   return b;
@@ -122,7 +122,7 @@ TEST(StepPlanner, MoeDecodeReadsExactlyTheExpertsThatReceivedTokens) {
       {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16},  // one
   };
   const Routing routed = routing(m, [&](int l, int e) { return perLayer[u(l)][u(e)]; });
-  const StepPlan plan = planner.plan(decodes(planner, 4, 100, &routed));
+  const StepPlan plan = planner.plan(decodes(4, 100, &routed));
   const uint64_t hidden = u(m.hidden);
   for (uint32_t l = 0; l < 4; ++l) {
     SCOPED_TRACE(l);
@@ -144,8 +144,8 @@ TEST(StepPlanner, MoeTokensSpreadOverAllExpertsReadMoreThanTokensOnOneExpert) {
   const StepPlanner planner(m, jalapeno(), ModelShard{});
   const Routing one = routing(m, [](int, int e) { return e == 3 ? 16u : 0u; });
   const Routing spread = routing(m, [](int, int) { return 1u; });
-  const StepPlan concentrated = planner.plan(decodes(planner, 4, 100, &one));
-  const StepPlan everywhere = planner.plan(decodes(planner, 4, 100, &spread));
+  const StepPlan concentrated = planner.plan(decodes(4, 100, &one));
+  const StepPlan everywhere = planner.plan(decodes(4, 100, &spread));
   const uint64_t expert = expertBytes(m);
   uint64_t concentratedBytes = 0, spreadBytes = 0;
   for (uint32_t l = 0; l < 4; ++l) {
@@ -174,9 +174,8 @@ TEST(StepPlanner, SlidingWindowLayersReadAtMostTheWindowOfCachedKvAndFullLayersA
   const Routing routed = routing(m, [](int, int e) { return e < 8 ? 1u : 0u; });
   StepBatch b;
   b.kvLayerStride = 64ull << 20;
-  b.sequences = {StepSequence{1, 1000, 1, true, planner.kvBase()},
-                 StepSequence{2, 50, 1, true, planner.kvBase() + 4096},
-                 StepSequence{3, 127, 1, true, planner.kvBase() + 8192}};
+  b.sequences = {StepSequence{1, 1000, 1, true, 0}, StepSequence{2, 50, 1, true, 4096},
+                 StepSequence{3, 127, 1, true, 8192}};
   b.expertTokens = &routed;
   const StepPlan plan = planner.plan(b);
   for (uint32_t l = 0; l < 4; ++l) {
@@ -189,11 +188,42 @@ TEST(StepPlanner, SlidingWindowLayersReadAtMostTheWindowOfCachedKvAndFullLayersA
       if (op.name != "attention" || op.layer != l) continue;
       for (const MemoryAccess& a : op.accesses) {
         EXPECT_GE(a.address, planner.kvBase() + l * b.kvLayerStride) << "KV of layer l is in its region";
-        EXPECT_LT(a.address, planner.kvBase() + (l + 1) * b.kvLayerStride);
+        EXPECT_LE(a.address + a.bytes, planner.kvBase() + (l + 1) * b.kvLayerStride);
       }
     }
   }
   EXPECT_DOUBLE_EQ(plan.kvBytes, static_cast<double>((1001 + 51 + 128) * perToken * 4));
+}
+
+TEST(StepPlanner, KvStreamStartingNearTheEndOfItsLayerRegionWrapsInsideIt) {
+  // Sequences' KV addresses are offsets into the chip's KV region (past the weights); the step
+  // reads the batch's KV as one stream from the first sequence's block, which wraps at the end of
+  // the layer's region instead of running into the next layer's (or past the HBM).
+  const ModelConfig m = shippedModel("tiny-moe");
+  const StepPlanner planner(m, jalapeno(), ModelShard{});
+  const uint64_t perToken = planner.kvBytesPerTokenPerLayer();
+  StepBatch b;
+  b.kvLayerStride = 4000 * perToken;
+  b.sequences = {StepSequence{1, 2000, 1, true, b.kvLayerStride - 100 * perToken}};
+  const Routing routed = routing(m, [](int, int e) { return e < 8 ? 1u : 0u; });
+  b.expertTokens = &routed;
+  const StepPlan plan = planner.plan(b);
+  const uint32_t full = 1;  // a full-attention layer: reads all 2,000 cached tokens
+  ASSERT_FALSE(m.isSlidingLayer(static_cast<int>(full)));
+  const uint64_t begin = planner.kvBase() + full * b.kvLayerStride;
+  uint64_t read = 0;
+  uint64_t wrapped = 0;
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name != "attention" || op.layer != full) continue;
+    for (const MemoryAccess& a : op.accesses) {
+      EXPECT_GE(a.address, begin);
+      EXPECT_LE(a.address + a.bytes, begin + b.kvLayerStride);
+      if (a.kind == tlm::OpKind::kKvRead) read += a.bytes;
+      if (a.address == begin) ++wrapped;
+    }
+  }
+  EXPECT_EQ(read, 2000 * perToken);
+  EXPECT_EQ(wrapped, 1u) << "the stream continues at the region's start";
 }
 
 TEST(StepPlanner, MlaCachesTheLatentAndRopeKeyOnEveryTensorParallelRank) {
@@ -207,7 +237,7 @@ TEST(StepPlanner, MlaCachesTheLatentAndRopeKeyOnEveryTensorParallelRank) {
       SCOPED_TRACE(testing::Message() << "tp " << tp << " rank " << rank);
       const StepPlanner planner(m, jalapeno(), ModelShard{tp, rank});
       EXPECT_EQ(planner.kvBytesPerTokenPerLayer(), perToken);
-      const StepPlan plan = planner.plan(decodes(planner, 2, 300, &routed));
+      const StepPlan plan = planner.plan(decodes(2, 300, &routed));
       for (uint32_t l = 0; l < 4; ++l) {
         EXPECT_EQ(bytesOf(plan, "attention", l, tlm::OpKind::kKvRead), 2 * 300 * perToken) << l;
         EXPECT_EQ(bytesOf(plan, "attention", l, tlm::OpKind::kKvAppend), 2 * perToken) << l;
@@ -222,7 +252,7 @@ TEST(StepPlanner, GqaSplitsKvHeadsOverTensorParallelRanks) {
   for (int rank = 0; rank < 2; ++rank) {
     const StepPlanner planner(dense, jalapeno(), ModelShard{2, rank});
     EXPECT_EQ(planner.kvBytesPerTokenPerLayer(), 2u * 1 * 128 * 2) << "one KV head per rank";
-    const StepPlan plan = planner.plan(decodes(planner, 1, 500));
+    const StepPlan plan = planner.plan(decodes(1, 500));
     EXPECT_EQ(bytesOf(plan, "attention", 2, tlm::OpKind::kKvRead), 500u * 2 * 128 * 2);
   }
   const ModelConfig moe = shippedModel("tiny-moe");  // 4 KV heads of 64
@@ -237,7 +267,7 @@ TEST(StepPlanner, PrefillIsComputeBoundAndRunsTheLmHeadOnlyWhenItSamples) {
   const StepPlanner planner(m, jalapeno(), ModelShard{});
   StepBatch b;
   b.kvLayerStride = 64ull << 20;
-  b.sequences = {StepSequence{1, 0, 512, true, planner.kvBase()}};
+  b.sequences = {StepSequence{1, 0, 512, true, 0}};
   const StepPlan sampling = planner.plan(b);
   EXPECT_EQ(sampling.tokens, 512u);
   EXPECT_EQ(sampling.batch, 1u);
@@ -306,7 +336,7 @@ TEST(StepPlanner, TensorParallelStepsAllReduceAfterTheOutputProjectionAndTheFfn)
   for (int rank = 0; rank < 2; ++rank) {
     SCOPED_TRACE(rank);
     const StepPlanner planner(m, jalapeno(), ModelShard{2, rank});
-    const StepPlan plan = planner.plan(decodes(planner, tokens, 50));
+    const StepPlan plan = planner.plan(decodes(tokens, 50));
     std::size_t allReduces = 0;
     for (uint32_t l = 0; l < 4; ++l) {
       // The last tile of o_proj and of ffn_down of each layer carries the all-reduce.
@@ -340,7 +370,7 @@ TEST(StepPlanner, TensorParallelStepsAllReduceAfterTheOutputProjectionAndTheFfn)
   }
   // One chip: no collectives at all.
   const StepPlanner alone(m, jalapeno(), ModelShard{});
-  const StepPlan plan = alone.plan(decodes(alone, tokens, 50));
+  const StepPlan plan = alone.plan(decodes(tokens, 50));
   for (const PlannedOp& op : plan.ops) EXPECT_EQ(op.after.kind, PlannedCollective::Kind::kNone) << op.name;
   EXPECT_EQ(plan.collectiveBytes, 0.0);
 }
@@ -365,7 +395,7 @@ TEST(StepPlanner, ExpertParallelRanksReadOnlyTheExpertsTheyOwn) {
     SCOPED_TRACE(rank);
     const StepPlanner planner(m, jalapeno(), expertParallel(rank, m.routedExperts));
     heldEp += planner.weightBytes();
-    const StepPlan plan = planner.plan(decodes(planner, 4, 100, &routed));
+    const StepPlan plan = planner.plan(decodes(4, 100, &routed));
     uint64_t ownedTokens = 0;
     for (uint32_t l = 0; l < 4; ++l) {
       uint64_t owned = 0;
@@ -457,11 +487,11 @@ TEST(StepPlanner, MoeStepWithoutRoutingThrows) {
     SCOPED_TRACE(name);
     const ModelConfig m = shippedModel(name);
     const StepPlanner planner(m, jalapeno(), ModelShard{});
-    EXPECT_THROW(planner.plan(decodes(planner, 2, 10)), std::invalid_argument);
+    EXPECT_THROW(planner.plan(decodes(2, 10)), std::invalid_argument);
   }
   // A dense model needs none.
   const StepPlanner dense(shippedModel("tiny-dense"), jalapeno(), ModelShard{});
-  EXPECT_NO_THROW(dense.plan(decodes(dense, 2, 10)));
+  EXPECT_NO_THROW(dense.plan(decodes(2, 10)));
 }
 
 }  // namespace
