@@ -16,6 +16,7 @@
 #include "hw/kv/KvBlockAllocator.h"
 #include "hw/kv/KvCacheConfig.h"
 #include "hw/kv/KvPlacementPolicy.h"
+#include "workloads/Random.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/ServingScheduler.h"
 
@@ -237,6 +238,38 @@ inline Driven drive(ServingScheduler& s, const SchedulerConfig& config, const st
     }
   }
   return d;
+}
+
+/// A cache too small for a load under some batch, token and chunk limits (the overflow tests of
+/// both preemption modes run the same cases).
+struct OverflowCase {
+  int maxBatch;
+  int maxTokens;
+  int chunk;
+  uint64_t blocks;
+};
+
+inline std::vector<OverflowCase> overflowCases() {
+  return {OverflowCase{256, 8192, 8192, 16}, OverflowCase{8, 256, 64, 12}, OverflowCase{4, 64, 32, 24},
+          OverflowCase{256, 4096, 100, 40}, OverflowCase{3, 5, 5, 9}};
+}
+
+inline std::ostream& operator<<(std::ostream& os, const OverflowCase& k) {
+  return os << "batch " << k.maxBatch << " tokens " << k.maxTokens << " chunk " << k.chunk << " blocks " << k.blocks;
+}
+
+/// 40 random requests of a case (seeded by it): each fits the cache alone (prompt + output),
+/// together they overflow it many times.
+inline std::vector<ServingRequest> overflowLoad(const OverflowCase& k) {
+  const uint64_t capacityTokens = k.blocks * kBlockTokens;
+  Rng rng(k.blocks * 7919 + static_cast<uint64_t>(k.chunk));
+  std::vector<ServingRequest> requests;
+  for (uint64_t id = 1; id <= 40; ++id) {
+    const uint64_t input = 1 + rng.below(capacityTokens / 2);
+    const uint64_t output = 1 + rng.below(capacityTokens - input);
+    requests.push_back(ServingRequest{id, input, output});
+  }
+  return requests;
 }
 
 }  // namespace scoville::workload::schedulertest

@@ -119,26 +119,12 @@ TEST(ServingSchedulerSwap, SwappedRequestsResumeOldestFirst) {
 }
 
 TEST(ServingSchedulerSwap, CacheTooSmallForAllRequestsSwapsAndStillCompletesEveryRequestExactly) {
-  struct Case {
-    int maxBatch;
-    int maxTokens;
-    int chunk;
-    uint64_t blocks;
-  };
-  for (const Case& k : {Case{256, 8192, 8192, 16}, Case{8, 256, 64, 12}, Case{4, 64, 32, 24}, Case{256, 4096, 100, 40},
-                        Case{3, 5, 5, 9}}) {
-    SCOPED_TRACE(testing::Message() << "batch " << k.maxBatch << " tokens " << k.maxTokens << " chunk " << k.chunk
-                                    << " blocks " << k.blocks);
+  for (const OverflowCase& k : overflowCases()) {
+    SCOPED_TRACE(testing::Message() << k);
     const SchedulerConfig c = limits(k.maxBatch, k.maxTokens, k.chunk, 0.01);
-    const uint64_t capacityTokens = k.blocks * kBlockTokens;
-    Rng rng(k.blocks * 7919 + static_cast<uint64_t>(k.chunk));
-    std::vector<ServingRequest> requests;
+    const std::vector<ServingRequest> requests = overflowLoad(k);
     uint64_t prompts = 0;
-    for (uint64_t id = 1; id <= 40; ++id) {
-      const uint64_t input = 1 + rng.below(capacityTokens / 2);
-      requests.push_back(ServingRequest{id, input, 1 + rng.below(capacityTokens - input)});
-      prompts += input;
-    }
+    for (const ServingRequest& r : requests) prompts += r.inputTokens;
     // Host room for everything: every preemption swaps, nothing is computed twice.
     ServingScheduler swap(c, cacheOf(k.blocks, KvPreemption::kSwap, 40 * k.blocks));
     for (const ServingRequest& r : requests) swap.submit(r);

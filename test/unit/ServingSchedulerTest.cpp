@@ -270,28 +270,12 @@ TEST(ServingScheduler, RequestPreemptedAgainDuringItsRecomputeStillRecomputesIts
 }
 
 TEST(ServingScheduler, CacheTooSmallForAllRequestsPreemptsAndStillCompletesEveryRequestExactly) {
-  struct Case {
-    int maxBatch;
-    int maxTokens;
-    int chunk;
-    uint64_t blocks;
-  };
-  for (const Case& k : {Case{256, 8192, 8192, 16}, Case{8, 256, 64, 12}, Case{4, 64, 32, 24}, Case{256, 4096, 100, 40},
-                        Case{3, 5, 5, 9}}) {
-    SCOPED_TRACE(testing::Message() << "batch " << k.maxBatch << " tokens " << k.maxTokens << " chunk " << k.chunk
-                                    << " blocks " << k.blocks);
+  for (const OverflowCase& k : overflowCases()) {
+    SCOPED_TRACE(testing::Message() << k);
     const SchedulerConfig c = limits(k.maxBatch, k.maxTokens, k.chunk);
     ServingScheduler s(c, cacheOf(k.blocks));
-    const uint64_t capacityTokens = k.blocks * kBlockTokens;
-    Rng rng(k.blocks * 7919 + static_cast<uint64_t>(k.chunk));
-    std::vector<ServingRequest> requests;
-    for (uint64_t id = 1; id <= 40; ++id) {
-      // Each fits alone (prompt + output within the cache); together they overflow it many times.
-      const uint64_t input = 1 + rng.below(capacityTokens / 2);
-      const uint64_t output = 1 + rng.below(capacityTokens - input);
-      requests.push_back(ServingRequest{id, input, output});
-      s.submit(requests.back());
-    }
+    const std::vector<ServingRequest> requests = overflowLoad(k);
+    for (const ServingRequest& r : requests) s.submit(r);
     const Driven d = drive(s, c, requests);
     EXPECT_GT(s.preemptions(), 0u);
     EXPECT_FALSE(s.busy());
