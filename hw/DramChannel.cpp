@@ -76,7 +76,7 @@ double DramChannel::activate(uint64_t bank, double earliest, PageCounts& counts)
 
 bool DramChannel::streamPages(uint64_t firstPage, uint64_t count, double commandStart, bool keepBanks,
                               PageCounts& counts) {
-  // The tables assume the tRRD of different groups from the newest activation on.
+  // The closed form assumes the tRRD of different groups from the newest activation on.
   const uint64_t firstBank = bankOf(firstPage);
   if (m_config.bankGroups > 1 && groupOf(firstBank) == m_lastActGroup) return false;
   // The last four activations, newest first.
