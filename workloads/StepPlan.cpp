@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <stdexcept>
 #include <tuple>
 
@@ -47,34 +46,6 @@ uint64_t aligned(uint64_t bytes) {
 }
 
 }  // namespace
-
-uint64_t PlannedOp::bytes() const {
-  return std::accumulate(accesses.begin(), accesses.end(), uint64_t{0},
-                         [](uint64_t sum, const MemoryAccess& a) { return sum + a.bytes; });
-}
-
-double PlannedOp::flops() const {
-  return std::accumulate(gemms.begin(), gemms.end(), 0.0,
-                         [](double sum, const tlm::GemmShape& g) { return sum + g.flops(); });
-}
-
-uint64_t shardOf(uint64_t total, int parts, int rank) {
-  const auto p = static_cast<uint64_t>(parts);
-  return total / p + (static_cast<uint64_t>(rank) < total % p ? 1 : 0);
-}
-
-uint64_t attendedTokens(uint64_t context, uint64_t tokens, uint64_t window) {
-  if (window == 0) return tokens * context + tokens * (tokens + 1) / 2;
-  if (context >= window) return tokens * window;
-  // Queries j = 1 .. growing see context + j tokens until the window is full.
-  const uint64_t growing = std::min(tokens, window - context);
-  return growing * context + growing * (growing + 1) / 2 + (tokens - growing) * window;
-}
-
-uint64_t StepBatch::tokens() const {
-  return std::accumulate(sequences.begin(), sequences.end(), uint64_t{0},
-                         [](uint64_t sum, const StepSequence& q) { return sum + q.tokens; });
-}
 
 uint64_t StepPlanner::take(uint64_t bytes) {
   const uint64_t address = m_next;
