@@ -269,7 +269,7 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
 
 DramRequestService serveRequest(std::vector<DramChannel>& channels, uint64_t granule, uint64_t address, uint64_t bytes,
                                 bool write, double arrival, DramCommandCounts& counts) {
-  // Here rather than in the controller so that serve() can be inlined into the loop.
+  // Every part at the same arrival; the request ends with its last part.
   DramRequestService request{arrival, 0.0};
   forEachSegment(static_cast<int>(channels.size()), granule, address, bytes, write, [&](const DramSegment& segment) {
     const DramService service = channels[static_cast<std::size_t>(segment.channel)].serve(segment, arrival, counts);
