@@ -49,6 +49,7 @@ void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
   const double lastStart = m_nextRefresh + (missed - 1.0) * m_t.tREFI;
   m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
   std::fill(m_openRow.begin(), m_openRow.end(), -1);
+  m_banks = BanksKnown{BanksKnown::kAllClosed, 0};
   m_banksReadyAt = m_blockedUntil;
   m_nextRefresh = lastStart + m_t.tREFI;
   counts.refreshes += missed;
@@ -75,7 +76,7 @@ double DramChannel::activate(uint64_t bank, double earliest, PageCounts& counts)
 }
 
 bool DramChannel::streamPages(uint64_t firstPage, uint64_t count, double commandStart, bool keepBanks,
-                              PageCounts& counts) {
+                              const BanksKnown& known, double latestAct, PageCounts& counts) {
   // The closed form assumes the tRRD of different groups from the newest activation on.
   const uint64_t firstBank = bankOf(firstPage);
   if (m_config.bankGroups > 1 && groupOf(firstBank) == m_lastActGroup) return false;
@@ -112,25 +113,38 @@ bool DramChannel::streamPages(uint64_t firstPage, uint64_t count, double command
   bool exception = false;
   uint64_t open = 0;
   std::array<double, 4> window = head;
-  uint64_t bank = firstBank;
-  int64_t row = rowOf(firstPage);
-  for (uint64_t k = 0; k < count; ++k) {
-    const double at = advance(k, window);
-    const bool isOpen = openRow[bank] >= 0;
-    const double own = isOpen ? std::max(ready, actAt[bank] + tRas) + tRp : ready;
-    exception |= (own > at) | (openRow[bank] == row);
-    open += isOpen ? 1 : 0;
-    if (++bank == m_bankCount) {
-      bank = 0;
-      ++row;
+  // Without reading the banks when what is known of them settles it (page times only grow, so
+  // the first page's time is the tightest): every bank closed and ready by then; or every bank
+  // holding a page of a window this stream does not touch (no hit) with even the newest
+  // activation before the segment precharged by then.
+  const bool closedReady = known.state == BanksKnown::kAllClosed && ready <= head[0];
+  const bool windowMissed = known.state == BanksKnown::kWindow &&
+                            (firstPage + count <= known.windowFirst || firstPage >= known.windowFirst + m_bankCount) &&
+                            std::max(ready, latestAct + tRas) + tRp <= head[0];
+  if (closedReady || windowMissed) {
+    open = known.state == BanksKnown::kWindow ? count : 0;
+    for (uint64_t k = 4; k < count; ++k) advance(k, window);
+  } else {
+    uint64_t bank = firstBank;
+    int64_t row = rowOf(firstPage);
+    for (uint64_t k = 0; k < count; ++k) {
+      const double at = advance(k, window);
+      const bool isOpen = openRow[bank] >= 0;
+      const double own = isOpen ? std::max(ready, actAt[bank] + tRas) + tRp : ready;
+      exception |= (own > at) | (openRow[bank] == row);
+      open += isOpen ? 1 : 0;
+      if (++bank == m_bankCount) {
+        bank = 0;
+        ++row;
+      }
     }
   }
   if (exception) return false;
   // Pass 2: the banks take their rows (unless the segment goes on to take every bank anyway).
   if (keepBanks) {
     window = head;
-    bank = firstBank;
-    row = rowOf(firstPage);
+    uint64_t bank = firstBank;
+    int64_t row = rowOf(firstPage);
     for (uint64_t k = 0; k < count; ++k) {
       m_openRow[bank] = row;
       m_actAt[bank] = advance(k, window);
@@ -166,6 +180,10 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
 
   refreshUntil(arrival, counts);
   const double commandStart = std::max(arrival, m_blockedUntil);
+  // What the stream shortcut may assume of the banks it has not touched yet.
+  const BanksKnown known = m_banks;
+  const double latestAct = m_lastAct;
+  m_banks.state = BanksKnown::kUnknown;
 
   // Pages touching each bank at most once: schedule their commands exactly.
   double firstReady = 0.0;
@@ -179,7 +197,7 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     // After the first activation, the rest of the stream in closed form where it holds.
     if (m_streamShortcut && firstAct >= 0 && !triedShortcut) {
       triedShortcut = true;
-      if (streamPages(firstPage + i, exact - i, commandStart, pages <= banks, pageCounts)) {
+      if (streamPages(firstPage + i, exact - i, commandStart, pages <= banks, known, latestAct, pageCounts)) {
         lastAct = m_lastAct;
         lastReady = lastAct + m_t.tRCD + m_t.tCL;
         break;
@@ -233,6 +251,7 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
       openRow[b] = row + 1;
       actAt[b] = oldest + static_cast<double>(b + banks - first) * period;
     }
+    m_banks = BanksKnown{BanksKnown::kWindow, lastPage + 1 - banks};
     m_lastAct = lastAct;
     lastReady = lastAct + m_t.tRCD + m_t.tCL;
   }

@@ -144,10 +144,20 @@ class DramChannel {
   };
   /// Activates `bank` (PRE first if a row is open) no earlier than `earliest`; returns the time.
   double activate(uint64_t bank, double earliest, PageCounts& counts);
+  /// What is known of every bank at once, so that the stream shortcut need not read them: all
+  /// closed (after a refresh), or bank by bank the consecutive pages [windowFirst, windowFirst +
+  /// banks) open (after a long stream). Any other change to the banks forgets it.
+  struct BanksKnown {
+    enum State { kUnknown, kAllClosed, kWindow } state = kAllClosed;
+    uint64_t windowFirst = 0;
+  };
   /// The shortcut: activates the `count` (<= banks) pages from `firstPage` on in closed form,
   /// right after the newest activation, if that is the exact schedule; otherwise changes nothing
   /// and returns false. Without `keepBanks` the banks' rows are left for the caller to set.
-  bool streamPages(uint64_t firstPage, uint64_t count, double commandStart, bool keepBanks, PageCounts& counts);
+  /// `known` and `latestAct` (the newest activation) describe the banks as the segment found
+  /// them; the pages' banks are still in that state.
+  bool streamPages(uint64_t firstPage, uint64_t count, double commandStart, bool keepBanks, const BanksKnown& known,
+                   double latestAct, PageCounts& counts);
   /// Bank and row of a channel-local page (shifts when the bank count is a power of two: these
   /// run for every page of every segment).
   uint64_t bankOf(uint64_t page) const { return m_bankShift >= 0 ? page & m_bankMask : page % m_bankCount; }
@@ -167,6 +177,7 @@ class DramChannel {
   std::vector<int64_t> m_openRow;  ///< -1: closed
   std::vector<double> m_actAt;     ///< last ACT (for tRAS and tRCD)
   double m_banksReadyAt = 0.0;     ///< earliest ACT of any bank after the last refresh
+  BanksKnown m_banks;              ///< all closed at the start
   /// phi[j]: the latest j-th activation after one at time 0 under tRRD (of different groups)
   /// and tFAW alone.
   std::array<double, 8> m_phi;
