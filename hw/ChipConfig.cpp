@@ -1,5 +1,7 @@
 #include "hw/ChipConfig.h"
 
+#include <cmath>
+
 namespace scoville::hw {
 
 using namespace scoville::config;
@@ -56,7 +58,38 @@ const Schema<ChipConfig>& ChipConfig::schema() {
           .child("sram", &ChipConfig::sram, SramConfig::schema(), required(), "on-chip SRAM")
           .child("interconnect", &ChipConfig::interconnect, InterconnectConfig::schema(), required(), "on-chip network")
           .child("fabric_ports", &ChipConfig::fabricPorts, FabricPortsConfig::schema(), required(),
-                 "ports on the inter-chip fabric");
+                 "ports on the inter-chip fabric")
+          .optionalChild("power", &ChipConfig::power, power::ChipEnergyConfig::schema(),
+                         "energy of the units' activity and their static power; absent: no power analysis")
+          .check(
+              "power: an energy per FLOP for every precision the tensor core runs, and the first DVFS point "
+              "at the tensor core's clock",
+              [](const ChipConfig& c, const Node& node) {
+                if (!c.power) return;
+                for (const auto& [name, precision] : tlm::precisionNames()) {
+                  if (precision == tlm::Precision::kInt4) continue;  // the fp4 datapath
+                  if (c.tensorCore.macsPerCell.of(precision) > 0 && !(c.power->tensorCore.perFlop.of(precision) > 0)) {
+                    node.at("power")
+                        .at("tensor_core")
+                        .at("energy_per_flop")
+                        .fail(ErrorKind::kMissingKey,
+                              fmt::format("'{}.power.tensor_core.energy_per_flop' needs a value > 0 for '{}': the "
+                                          "tensor core runs {} (macs_per_cell_per_cycle)",
+                                          node.path(), name, name));
+                  }
+                }
+                if (!c.power->dvfs.empty() &&
+                    std::fabs(c.power->dvfs.front().frequencyHz - c.tensorCore.clockHz) > 1e-6 * c.tensorCore.clockHz) {
+                  node.at("power")
+                      .at("dvfs")
+                      .at(std::size_t{0})
+                      .fail(ErrorKind::kInvalidConfig,
+                            fmt::format("'{}.power.dvfs[0].frequency' is {}, expected the nominal point at "
+                                        "tensor_core.clock ({})",
+                                        node.path(), formatQuantity(c.power->dvfs.front().frequencyHz, dim::kFrequency),
+                                        formatQuantity(c.tensorCore.clockHz, dim::kFrequency)));
+                }
+              });
   return s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "hw/MemoryControllerConfig.h"
@@ -8,6 +9,7 @@
 #include "hw/VectorUnitConfig.h"
 #include "hw/network/NetworkConfig.h"
 #include "tlm/config/Schema.h"
+#include "tlm/power/PowerConfig.h"
 
 namespace scoville::hw {
 
@@ -59,6 +61,7 @@ struct ChipConfig {
   SramConfig sram;
   InterconnectConfig interconnect;
   FabricPortsConfig fabricPorts;
+  std::optional<power::ChipEnergyConfig> power;  ///< absent: the chip's power is not modelled
 
   static const config::Schema<ChipConfig>& schema();
 };

@@ -213,6 +213,8 @@ const Schema<PlatformConfig>& PlatformConfig::schema() {
           .child("host", &PlatformConfig::host, HostConfig::schema(), required(), "host memory and links")
           .child("placement", &PlatformConfig::placement, PlacementConfig::schema(), optional("{}"),
                  "placement of weights, experts and KV cache")
+          .child("power", &PlatformConfig::power, power::PowerManagementConfig::schema(), optional("{}"),
+                 "power timeline and sustained-power windows")
           .check("chips[].type names a chip type of chip_types, each type is defined once",
                  detail::checkPlatformChipTypes)
           .check("the network's ports, switches and links are consistent with the chips", detail::checkPlatformNetwork)

@@ -127,6 +127,7 @@ struct PlatformConfig {
   FabricConfig network;
   HostConfig host;
   PlacementConfig placement;
+  power::PowerManagementConfig power;
 
   int chipCount() const;
   /// The chip type of chip `index` (0-based, in group order).

@@ -64,6 +64,8 @@ const Schema<SwitchConfig>& SwitchConfig::schema() {
                   {{"credit", FlowControl::kCredit}, {"output_queued", FlowControl::kOutputQueued}}, optional("credit"),
                   "credit: senders stall when the input buffer toward a busy output is full; output_queued: "
                   "unbounded output queues, senders never stall")
+          .optionalChild("power", &SwitchConfig::power, power::SwitchEnergyConfig::schema(),
+                         "energy per byte and packet forwarded and static power; absent: not modelled")
           .rule("input_buffer", "input_buffer must be a whole number of bytes",
                 [](const SwitchConfig& c) { return wholeBytes(c.inputBufferBytes); });
   return s;

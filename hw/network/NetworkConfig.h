@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "tlm/config/Schema.h"
+#include "tlm/power/PowerConfig.h"
 
 namespace scoville::hw {
 
@@ -36,6 +38,7 @@ struct SwitchConfig {
   double hopLatencyS = 0.0;       ///< header arrival to header departure (routing, arbitration, crossbar)
   double inputBufferBytes = 0.0;  ///< per input port; bounds bytes in flight under credit flow control
   FlowControl flowControl = FlowControl::kCredit;
+  std::optional<power::SwitchEnergyConfig> power;  ///< absent: the switch's power is not modelled
 
   static const config::Schema<SwitchConfig>& schema();
 };

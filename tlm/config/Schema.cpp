@@ -125,6 +125,18 @@ std::vector<int> readIntegerList(const Node& node, const Range& range, bool allo
   return values;
 }
 
+std::vector<double> readQuantityList(const Node& node, Dimension dimension, const Range& range) {
+  const YAML::Node& list = node.yaml();
+  if (!list.IsSequence() || list.size() == 0) {
+    node.fail(ErrorKind::kWrongType,
+              fmt::format("key '{}' expects a non-empty list of {} values such as '{}', got {}", node.path(),
+                          dimensionName(dimension), dimensionExample(dimension), describeShape(list)));
+  }
+  std::vector<double> values;
+  for (std::size_t i = 0; i < list.size(); ++i) values.push_back(readQuantity(node.at(i), dimension, range));
+  return values;
+}
+
 bool readFlag(const Node& node) {
   const std::string text = node.scalar("true or false");
   if (text == "true") return true;

@@ -116,6 +116,7 @@ double readQuantity(const Node& node, Dimension dimension, const Range& range);
 double readNumber(const Node& node, const Range& range);
 long long readInteger(const Node& node, const Range& range);
 std::vector<int> readIntegerList(const Node& node, const Range& range, bool allowEmpty);
+std::vector<double> readQuantityList(const Node& node, Dimension dimension, const Range& range);
 bool readFlag(const Node& node);
 std::string readText(const Node& node);
 std::string readChoice(const Node& node, const std::vector<std::string>& options);
@@ -253,6 +254,17 @@ class Schema : public SchemaBase {
           }
           out.*member = std::move(items);
         });
+    return std::move(*this);
+  }
+
+  /// A non-empty list of physical quantities, e.g. `[1 ms, 10 ms]`, each within `range`.
+  Schema&& quantityList(std::string key, std::vector<double> T::*member, Dimension dimension, Need need, Range range,
+                        std::string description) && {
+    std::string type = fmt::format("list of {} (e.g. '[{}]')", dimensionName(dimension), dimensionExample(dimension));
+    std::string rangeText = range.describe();
+    rangeText = rangeText.empty() ? "non-empty" : fmt::format("non-empty, each {} ({})", rangeText, siUnit(dimension));
+    add(std::move(key), std::move(type), std::move(need), std::move(rangeText), std::move(description),
+        [member, dimension, range](T& out, const Node& n) { out.*member = readQuantityList(n, dimension, range); });
     return std::move(*this);
   }
 

@@ -16,7 +16,7 @@ struct Atom {
 };
 
 // Longest symbols first so "Hz" wins over "z"-less matches and "bit" over "b".
-constexpr std::array<Atom, 10> kAtoms{{
+constexpr std::array<Atom, 11> kAtoms{{
     {"FLOP", dim::kFlops, 1.0, false},
     {"flop", dim::kFlops, 1.0, false},
     {"bps", {-1, 1, 0, 0}, 1.0 / 8.0, false},
@@ -27,6 +27,7 @@ constexpr std::array<Atom, 10> kAtoms{{
     {"s", dim::kTime, 1.0, false},
     {"J", dim::kEnergy, 1.0, false},
     {"W", dim::kPower, 1.0, false},
+    {"V", dim::kVoltage, 1.0, false},
 }};
 
 struct Prefix {
@@ -57,7 +58,8 @@ constexpr std::array<Prefix, 17> kPrefixes{{
 
 Dimension divide(Dimension a, Dimension b) {
   return Dimension{static_cast<int8_t>(a.time - b.time), static_cast<int8_t>(a.bytes - b.bytes),
-                   static_cast<int8_t>(a.energy - b.energy), static_cast<int8_t>(a.flops - b.flops)};
+                   static_cast<int8_t>(a.energy - b.energy), static_cast<int8_t>(a.flops - b.flops),
+                   static_cast<int8_t>(a.volts - b.volts)};
 }
 
 std::string_view trim(std::string_view s) {
@@ -141,7 +143,7 @@ struct NamedDimension {
   std::string_view example;
   std::string_view unit;
 };
-constexpr std::array<NamedDimension, 11> kNamed{{
+constexpr std::array<NamedDimension, 12> kNamed{{
     {dim::kDimensionless, "plain number", "1.5", ""},
     {dim::kTime, "time", "250 ns", "s"},
     {dim::kFrequency, "frequency", "1.8 GHz", "Hz"},
@@ -153,6 +155,7 @@ constexpr std::array<NamedDimension, 11> kNamed{{
     {dim::kEnergyPerFlop, "energy per FLOP", "0.2 pJ/FLOP", "J/FLOP"},
     {dim::kFlops, "FLOP count", "5 GFLOP", "FLOP"},
     {dim::kFlopRate, "compute rate", "2.5 PFLOP/s", "FLOP/s"},
+    {dim::kVoltage, "voltage", "0.8 V", "V"},
 }};
 
 const NamedDimension* findNamed(Dimension d) {

@@ -2,7 +2,7 @@
 // One parser for every physical quantity in Scoville's configuration files.
 //
 // A quantity is a number followed by a unit: "4.8 TB/s", "700 W", "1.8 GHz", "96 MiB", "250 ns",
-// "3.9 pJ/bit", "2.5 PFLOP/s". Values are converted once to SI base units (seconds, bytes,
+// "3.9 pJ/bit", "2.5 PFLOP/s", "0.8 V". Values are converted once to SI base units (seconds, bytes,
 // joules, FLOPs and their quotients) and carried as double from then on.
 //
 // Prefixes: decimal f p n u m k/K M G T P (10^3 steps); binary Ki Mi Gi Ti Pi (2^10 steps) on
@@ -15,15 +15,17 @@
 
 namespace scoville::config {
 
-/// Physical dimension as integer exponents of the base quantities time, bytes, energy and FLOPs.
+/// Physical dimension as integer exponents of the base quantities time, bytes, energy, FLOPs and
+/// volts (for DVFS operating points).
 struct Dimension {
   int8_t time = 0;
   int8_t bytes = 0;
   int8_t energy = 0;
   int8_t flops = 0;
+  int8_t volts = 0;
 
   friend bool operator==(const Dimension& a, const Dimension& b) {
-    return a.time == b.time && a.bytes == b.bytes && a.energy == b.energy && a.flops == b.flops;
+    return a.time == b.time && a.bytes == b.bytes && a.energy == b.energy && a.flops == b.flops && a.volts == b.volts;
   }
   friend bool operator!=(const Dimension& a, const Dimension& b) { return !(a == b); }
 };
@@ -40,6 +42,7 @@ inline constexpr Dimension kEnergyPerByte{0, -1, 1, 0};
 inline constexpr Dimension kEnergyPerFlop{0, 0, 1, -1};
 inline constexpr Dimension kFlops{0, 0, 0, 1};
 inline constexpr Dimension kFlopRate{-1, 0, 0, 1};
+inline constexpr Dimension kVoltage{0, 0, 0, 0, 1};
 }  // namespace dim
 
 /// A value in SI base units together with its dimension.
