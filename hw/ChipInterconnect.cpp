@@ -66,9 +66,10 @@ tlm_utils::simple_initiator_socket<ChipInterconnect>& ChipInterconnect::portSock
 sc_core::sc_time ChipInterconnect::crossPort(Port port, const tlm::OpExtension& op, const sc_core::sc_time& arrival) {
   if (op.bytes == 0) return arrival;
   const double transfer = static_cast<double>(op.bytes) / m_config.bandwidthBytesPerS;
-  m_portBusyUntil[port] = std::max(arrival, m_portBusyUntil[port]) + tlm::durationCeil(transfer);
+  const sc_core::sc_time start = std::max(arrival, m_portBusyUntil[port]);
+  m_portBusyUntil[port] = start + tlm::durationCeil(transfer);
   m_portBusyTime.add(transfer);
-  m_activity.emit(tlm::Activity::kNocBytes, static_cast<double>(op.bytes), op, m_portBusyUntil[port]);
+  m_activity.emit(tlm::Activity::kNocBytes, static_cast<double>(op.bytes), op, start, m_portBusyUntil[port]);
   return m_portBusyUntil[port];
 }
 

@@ -46,12 +46,13 @@ void HostLink::bTransport(int /*initiator*/, ::tlm::tlm_generic_payload& payload
   // A read's request crosses to the host before its data can start back.
   const sc_core::sc_time ready = now + delay + (write ? sc_core::SC_ZERO_TIME : m_latency);
   sc_core::sc_time& busy = write ? m_toHostBusyUntil : m_toChipBusyUntil;
-  busy = std::max(ready, busy) + tlm::durationCeil(transferS);
+  const sc_core::sc_time start = std::max(ready, busy);
+  busy = start + tlm::durationCeil(transferS);
   const sc_core::sc_time landed = busy + m_latency;
   (write ? m_bytesToHost : m_bytesToChip).add(static_cast<double>(op.bytes));
   (write ? m_toHostBusy : m_toChipBusy).add(transferS);
   m_transfers.add();
-  m_activity.emit(tlm::Activity::kLinkBytes, static_cast<double>(op.bytes), op, busy);
+  m_activity.emit(tlm::Activity::kLinkBytes, static_cast<double>(op.bytes), op, start, busy);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
   delay = landed - now;
 }

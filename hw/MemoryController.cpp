@@ -92,17 +92,17 @@ sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, co
   const double done = request.end;
   m_busBusyTime.add(request.busTime);
   account(payload, write);
-  emitCommands(before, tlm::opOf(payload), atSeconds(done));
+  emitCommands(before, tlm::opOf(payload), atSeconds(at), atSeconds(done));
   return atSeconds(done);
 }
 
 void MemoryController::emitCommands(const DramCommandCounts& before, const tlm::OpExtension& op,
-                                    const sc_core::sc_time& when) const {
-  m_activity.emit(tlm::Activity::kDramActivates, m_commands.activates - before.activates, op, when);
-  m_activity.emit(tlm::Activity::kDramPrecharges, m_commands.precharges - before.precharges, op, when);
-  m_activity.emit(tlm::Activity::kDramReadBursts, m_commands.readBursts - before.readBursts, op, when);
-  m_activity.emit(tlm::Activity::kDramWriteBursts, m_commands.writeBursts - before.writeBursts, op, when);
-  m_activity.emit(tlm::Activity::kDramRefreshes, m_commands.refreshes - before.refreshes, op, when);
+                                    const sc_core::sc_time& start, const sc_core::sc_time& when) const {
+  m_activity.emit(tlm::Activity::kDramActivates, m_commands.activates - before.activates, op, start, when);
+  m_activity.emit(tlm::Activity::kDramPrecharges, m_commands.precharges - before.precharges, op, start, when);
+  m_activity.emit(tlm::Activity::kDramReadBursts, m_commands.readBursts - before.readBursts, op, start, when);
+  m_activity.emit(tlm::Activity::kDramWriteBursts, m_commands.writeBursts - before.writeBursts, op, start, when);
+  m_activity.emit(tlm::Activity::kDramRefreshes, m_commands.refreshes - before.refreshes, op, start, when);
 }
 
 bool MemoryController::admit() {
@@ -144,7 +144,8 @@ void MemoryController::dispatch(int channel) {
   const DramService service = m_channels[c].serve(part.segment, part.arrival, m_commands);
   m_busBusyTime.add(service.busTime);
   Request& request = m_requests.at(part.request);
-  emitCommands(before, tlm::opOf(*request.payload), atSeconds(service.end));
+  emitCommands(before, tlm::opOf(*request.payload), atSeconds(std::min(part.arrival, service.firstData)),
+               atSeconds(service.end));
   // The next part may be picked once this one's data has started (its commands can overlap).
   m_channelReadyAt[c] = service.firstData;
   if (!queue.empty()) m_readyOrder.emplace(m_channelReadyAt[c], channel);

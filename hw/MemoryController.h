@@ -58,7 +58,8 @@ class MemoryController : public TimedTarget {
   bool validate(::tlm::tlm_generic_payload& payload, bool& write);
   void account(const ::tlm::tlm_generic_payload& payload, bool write);
   /// Emits the DRAM commands issued since `before` as activity of `op`.
-  void emitCommands(const DramCommandCounts& before, const tlm::OpExtension& op, const sc_core::sc_time& when) const;
+  void emitCommands(const DramCommandCounts& before, const tlm::OpExtension& op, const sc_core::sc_time& start,
+                    const sc_core::sc_time& when) const;
   /// Dispatches queued parts whose channel is ready; retires finished requests.
   void schedule();
   void dispatch(int channel);

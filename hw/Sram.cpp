@@ -42,7 +42,7 @@ sc_core::sc_time Sram::serve(::tlm::tlm_generic_payload& payload, const sc_core:
   }
   (write ? m_bytesWritten : m_bytesRead).add(static_cast<double>(op.bytes));
   m_activity.emit(write ? tlm::Activity::kSramWriteBytes : tlm::Activity::kSramReadBytes, static_cast<double>(op.bytes),
-                  op, last);
+                  op, arrival, last);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
   return last + tlm::durationCeil(m_config.latencyS);
 }

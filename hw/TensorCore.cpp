@@ -42,6 +42,15 @@ uint64_t TensorCore::gemmCycles(const TensorCoreConfig& config, const tlm::GemmS
          static_cast<uint64_t>(config.pipelineLatencyCycles);
 }
 
+double TensorCore::operandBytes(const tlm::GemmShape& shape, tlm::Precision p) {
+  const auto m = static_cast<double>(shape.m);
+  const auto n = static_cast<double>(shape.n);
+  const auto k = static_cast<double>(shape.k);
+  const double inputs = (m * k + k * n) * tlm::bitsPerElement(p) / 8.0;
+  const double outputs = m * n * tlm::bitsPerElement(tlm::Precision::kBf16) / 8.0;
+  return (inputs + outputs) * static_cast<double>(shape.count);
+}
+
 sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
   const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? gemmCycles(m_config, op.shape, op.precision) : 0;
@@ -58,7 +67,8 @@ sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc
   m_busyCycles.add(static_cast<double>(cycles));
   m_idealCycles.add(flops / (m_config.peakFlops(op.precision) / m_config.clockHz));
   m_queueTime.add((start - arrival).to_seconds());
-  m_activity.emit(tlm::Activity::kMacs, flops / 2.0, op, m_busyUntil);
+  m_activity.emit(tlm::Activity::kMacs, flops / 2.0, op, start, m_busyUntil);
+  m_activity.emit(tlm::Activity::kOperandBytes, operandBytes(op.shape, op.precision), op, start, m_busyUntil);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
   return m_busyUntil;
 }

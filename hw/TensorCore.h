@@ -34,6 +34,9 @@ class TensorCore : public TimedTarget {
 
   /// Cycles for one GEMM under the model above; 0 when precision p is unsupported.
   static uint64_t gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p);
+  /// Bytes a GEMM moves into and out of the arrays: A (M x K) and B (K x N) at the operand
+  /// precision, C (M x N) at BF16 accumulation output, per product.
+  static double operandBytes(const tlm::GemmShape& shape, tlm::Precision p);
 
  private:
   sc_core::sc_time serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) override;

@@ -29,11 +29,12 @@ sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;
   }
-  m_busyUntil = std::max(arrival, m_busyUntil) + tlm::durationCeil(static_cast<double>(n) / m_config.clockHz);
+  const sc_core::sc_time start = std::max(arrival, m_busyUntil);
+  m_busyUntil = start + tlm::durationCeil(static_cast<double>(n) / m_config.clockHz);
   m_ops.add();
   m_elementOps.add(op.elementOps);
   m_busyCycles.add(static_cast<double>(n));
-  m_activity.emit(tlm::Activity::kVectorOps, op.elementOps, op, m_busyUntil);
+  m_activity.emit(tlm::Activity::kVectorOps, op.elementOps, op, start, m_busyUntil);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
   return m_busyUntil;
 }

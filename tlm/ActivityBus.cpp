@@ -5,6 +5,7 @@ namespace scoville::tlm {
 const char* activityName(Activity activity) {
   switch (activity) {
     case Activity::kMacs: return "macs";
+    case Activity::kOperandBytes: return "operand_bytes";
     case Activity::kVectorOps: return "vector_ops";
     case Activity::kSramReadBytes: return "sram_read_bytes";
     case Activity::kSramWriteBytes: return "sram_write_bytes";

@@ -13,6 +13,7 @@ namespace scoville::tlm {
 /// Kinds of activity; `amount` is counted in the unit named here.
 enum class Activity {
   kMacs,             ///< multiply-accumulates on a tensor core (precision says which datapath)
+  kOperandBytes,     ///< GEMM operand and result bytes moved into and out of the tensor arrays
   kVectorOps,        ///< element operations on a vector unit
   kSramReadBytes,    ///< bytes read from SRAM
   kSramWriteBytes,   ///< bytes written to SRAM
@@ -22,7 +23,7 @@ enum class Activity {
   kDramWriteBursts,  ///< write bursts
   kDramRefreshes,    ///< all-bank refreshes of one channel
   kNocBytes,         ///< bytes through an on-chip interconnect port
-  kLinkBytes,        ///< wire bytes (payload + headers) sent on an inter-chip link direction
+  kLinkBytes,        ///< wire bytes (payload + headers) through a chip's link port (sent or received)
   kSwitchBytes,      ///< wire bytes forwarded by a switch output port
   kSwitchPackets,    ///< packets forwarded by a switch output port
 };
@@ -35,8 +36,10 @@ struct ActivityEvent {
   double amount = 0.0;
   Precision precision = Precision::kBf16;
   LlmPhase phase = LlmPhase::kDecode;
-  sc_core::sc_time time;  ///< when the activity ends (the transaction's completion)
+  sc_core::sc_time start;  ///< when the activity begins (the unit starts on the transaction)
+  sc_core::sc_time time;   ///< when the activity ends (the transaction's completion)
   const char* source = "";
+  int chip = -1;  ///< network events: the chip whose port moved the bytes (-1: a switch's activity)
 };
 
 class ActivityListener {
@@ -65,10 +68,12 @@ class ActivitySource {
     m_bus = &bus;
     m_source = source;
   }
-  /// Emits when a listener is attached and `amount` is not zero.
-  void emit(Activity activity, double amount, const OpExtension& op, const sc_core::sc_time& time) const {
+  /// Emits when a listener is attached and `amount` is not zero: the activity ran from `start`
+  /// to `end` (at a chip's port `chip`, for network modules).
+  void emit(Activity activity, double amount, const OpExtension& op, const sc_core::sc_time& start,
+            const sc_core::sc_time& end, int chip = -1) const {
     if (m_bus == nullptr || !m_bus->active() || amount == 0.0) return;
-    m_bus->emit(ActivityEvent{activity, amount, op.precision, op.phase, time, m_source});
+    m_bus->emit(ActivityEvent{activity, amount, op.precision, op.phase, std::min(start, end), end, m_source, chip});
   }
 
  private:

@@ -488,10 +488,14 @@ void GraphFabric::bTransport(int /*input*/, ::tlm::tlm_generic_payload& payload,
     }
     direction.occupy(head, start, end, op.bytes, wire, packets, serialS);
     m_queueTime.add((start - head).to_seconds());
-    m_activity.emit(tlm::Activity::kLinkBytes, static_cast<double>(wire), op, end);
+    // Each chip end of the link moves the bytes through its port; a switch end is the switch's.
+    if (!isSwitch(link.from))
+      m_activity.emit(tlm::Activity::kLinkBytes, static_cast<double>(wire), op, start, end, link.from);
+    if (!isSwitch(link.to))
+      m_activity.emit(tlm::Activity::kLinkBytes, static_cast<double>(wire), op, start, end, link.to);
     if (isSwitch(link.from)) {
-      m_activity.emit(tlm::Activity::kSwitchBytes, static_cast<double>(wire), op, end);
-      m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(packets), op, end);
+      m_activity.emit(tlm::Activity::kSwitchBytes, static_cast<double>(wire), op, start, end);
+      m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(packets), op, start, end);
     }
     if (h + 1 < path.size()) head = start + link.latency + m_forwarding[static_cast<std::size_t>(link.to)];
     previousEnd = end;

@@ -121,10 +121,10 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   m_messages.add();
   m_bytes.add(static_cast<double>(op.bytes));
   m_packets.add(static_cast<double>(packets));
-  m_activity.emit(tlm::Activity::kLinkBytes, wire, op, upEnd);  // sender -> switch
-  m_activity.emit(tlm::Activity::kSwitchBytes, downWire, op, outEnd);
-  m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(down.packetsFor(op.bytes)), op, outEnd);
-  m_activity.emit(tlm::Activity::kLinkBytes, downWire, op, outEnd);  // switch -> receiver
+  m_activity.emit(tlm::Activity::kLinkBytes, wire, op, start, upEnd, op.srcChip);  // sender -> switch
+  m_activity.emit(tlm::Activity::kSwitchBytes, downWire, op, outStart, outEnd);
+  m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(down.packetsFor(op.bytes)), op, outStart, outEnd);
+  m_activity.emit(tlm::Activity::kLinkBytes, downWire, op, outStart, outEnd, op.dstChip);  // switch -> receiver
   m_outputQueueTime.add((outStart - headAtOutput).to_seconds());
   m_creditStallTime.add(std::max(0.0, (upEnd - linkFree).to_seconds() - upSerial));
 

@@ -105,8 +105,9 @@ TEST(FabricScenario, LeafSpineCrossingEmitsLinkAndSwitchActivity) {
   ASSERT_EQ(gen.completions().size(), 2u);
   EXPECT_EQ(gen.completions()[0].end - gen.completions()[0].start, ps(12049600));
   EXPECT_EQ(gen.completions()[1].end - gen.completions()[1].start, ps(11249600));
-  // Link bytes on every hop (4 + 2), switch bytes and packets out of every switch (3 + 1).
-  EXPECT_DOUBLE_EQ(totals.link, 6 * kWire);
+  // Link bytes at the chips' ports only (the first and the last hop of each message: 2 + 2; the
+  // switch ends are the switches'), switch bytes and packets out of every switch (3 + 1).
+  EXPECT_DOUBLE_EQ(totals.link, 4 * kWire);
   EXPECT_DOUBLE_EQ(totals.switched, 4 * kWire);
   EXPECT_DOUBLE_EQ(totals.packets, 4 * 256.0);
   EXPECT_DOUBLE_EQ(fabric.stats().value("mean_hops"), 3);
