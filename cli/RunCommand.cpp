@@ -2,6 +2,7 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <systemc>
 
@@ -285,6 +286,7 @@ int runCommand(const Args& args, std::ostream& out) {
   // One elaboration per process: the platform and the workload live for the rest of sc_main.
   platform::Platform platform("platform", inputs.platform);
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
+  std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window
   if (serving) {
     workload::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
                                    inputs.scenarioFiles, !options.exactAllChips);
@@ -294,10 +296,15 @@ int runCommand(const Args& args, std::ostream& out) {
                          inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
                          inputs.scenario.name, options.inputs.scenario, engine.replicas(), engine.tp(), options.seed);
     }
+    platform.power().setMirrors(engine.mirrorOfChips());
     sc_core::sc_start();
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
+    const nlohmann::ordered_json& metrics = report["results"]["metrics"];
+    window = power::PowerMonitor::ServingWindow{
+        metrics["window_s"]["start"].get<double>(), metrics["window_s"]["end"].get<double>(),
+        metrics["tokens_in_window"]["input"].get<double>(), metrics["tokens_in_window"]["output"].get<double>()};
     stats = {{platform.stats().name(), platform.stats().toJson()}};
     for (int d = 0; d < engine.replicas(); ++d) {
       for (const workload::CollectiveGroup* group : engine.groups(d))
@@ -332,6 +339,7 @@ int runCommand(const Args& args, std::ostream& out) {
     for (const auto& link : runner.pipelineLinks()) stats[link->stats().name()] = link->stats().toJson();
   }
   report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
+  report["power"] = platform.power().report(sc_core::sc_time_stamp().to_seconds(), window);
   report["stats"] = stats;
   report["protocol"] = {{"checked_transactions", tlm::ProtocolChecker::checkedTransactions()},
                         {"violations", tlm::ProtocolChecker::violations()}};

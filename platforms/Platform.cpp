@@ -115,6 +115,30 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformConfig& co
     for (const auto& fabric : m_fabricInterfaces) m_networkStats.addChild(fabric->stats());
     m_stats.addChild(m_networkStats);
   }
+  attachPower();
+}
+
+void Platform::attachPower() {
+  std::vector<power::ChipPowerSpec> specs;
+  for (int i = 0; i < chipCount(); ++i) {
+    const hw::ChipConfig& chip = m_config.chipConfig(i);
+    specs.push_back(power::ChipPowerSpec{PlatformConfig::chipName(i), chip.name, chip.ratedPowerW,
+                                         chip.power ? &*chip.power : nullptr, chip.hbm.burstBytes});
+  }
+  // Switches of the switched and leaf-spine topologies share the `network.switch` type; the
+  // switches of a custom topology have no energy model.
+  const power::SwitchEnergyConfig* switchEnergy = m_config.network.fabricSwitch && m_config.network.fabricSwitch->power
+                                                      ? &*m_config.network.fabricSwitch->power
+                                                      : nullptr;
+  int switches = static_cast<int>(m_switches.size());
+  if (m_graph != nullptr && m_config.network.topology == Topology::kLeafSpine) {
+    switches = m_graph->graph().nodes() - m_graph->graph().chips;
+  }
+  m_power = std::make_unique<power::PowerMonitor>(m_config.power, specs, switchEnergy, switches);
+  if (!m_power->modelled()) return;
+  for (int i = 0; i < chipCount(); ++i)
+    m_chips[static_cast<std::size_t>(i)]->activityBus().subscribe(*m_power->chip(i));
+  m_networkActivity.subscribe(*m_power);
 }
 
 void Platform::buildSwitched() {

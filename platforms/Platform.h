@@ -24,6 +24,7 @@
 #include "hw/network/Switch.h"
 #include "hw/network/SwitchPort.h"
 #include "platforms/PlatformConfig.h"
+#include "tlm/power/PowerMonitor.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::platform {
@@ -57,10 +58,14 @@ class Platform : public sc_core::sc_module {
   tlm::ActivityBus& networkActivity() { return m_networkActivity; }
   /// Statistics of every chip and of the network, one group per component.
   const stats::Group& stats() const { return m_stats; }
+  /// The power model, listening to every chip and the network (docs/power.md).
+  power::PowerMonitor& power() { return *m_power; }
+  const power::PowerMonitor& power() const { return *m_power; }
 
  private:
   void buildSwitched();
   void buildGraph();
+  void attachPower();
 
   PlatformConfig m_config;
   std::vector<std::unique_ptr<hw::Chip>> m_chips;
@@ -70,6 +75,7 @@ class Platform : public sc_core::sc_module {
   std::unique_ptr<hw::GraphFabric> m_graph;
   std::vector<std::unique_ptr<hw::HostLink>> m_hostLinks;
   tlm::ActivityBus m_networkActivity;
+  std::unique_ptr<power::PowerMonitor> m_power;
   stats::Group m_stats;
   stats::Group m_networkStats;
   stats::Group m_hostStats;

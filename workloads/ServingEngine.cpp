@@ -314,6 +314,18 @@ ServingEngine::Role ServingEngine::role(int replica) const {
   return m_replicas.at(static_cast<std::size_t>(replica))->role;
 }
 
+std::vector<int> ServingEngine::mirrorOfChips() const {
+  std::vector<int> mirrorOf;
+  for (const auto& r : m_replicas) {
+    for (std::size_t c = 0; c < r->mirrors.size(); ++c) {
+      const auto chip = static_cast<std::size_t>(r->chips[c]);
+      if (mirrorOf.size() <= chip) mirrorOf.resize(chip + 1, -1);
+      if (r->mirrors[c]) mirrorOf[chip] = r->chips[r->leaderOf[c]];
+    }
+  }
+  return mirrorOf;
+}
+
 int ServingEngine::mirroredChips() const {
   int mirrored = 0;
   for (const auto& r : m_replicas) mirrored += static_cast<int>(std::count(r->mirrors.begin(), r->mirrors.end(), true));

@@ -178,6 +178,9 @@ class ServingEngine : public sc_core::sc_module {
   double tightestRooflineRatio() const { return m_tightestRatio; }
   /// Chips that mirror their replica's rank 0 (their modules count none of the traffic).
   int mirroredChips() const;
+  /// Per platform chip (up to the highest one a replica uses): the chip it mirrors, or -1 when it
+  /// is simulated.
+  std::vector<int> mirrorOfChips() const;
   /// Role of replica `replica`.
   Role role(int replica) const;
   /// Disaggregation: prompt KV transfers done, their bytes (all ranks) and summed time.

@@ -1,0 +1,204 @@
+// The power model on its own: energy binning, sliding-window sustained power and violations,
+// pricing of each activity, and the report's conservation and idle power.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tlm/power/PowerMonitor.h"
+
+namespace scoville::power {
+namespace {
+
+constexpr double kInterval = 10e-6;
+
+ChipEnergyConfig energy() {
+  ChipEnergyConfig e;
+  e.uncoreW = 20;
+  e.tensorCore.perFlop.bf16 = 0.5e-12;
+  e.tensorCore.perFlop.fp8 = 0.25e-12;
+  e.tensorCore.operandJPerByte = 0.1e-12;
+  e.tensorCore.staticW = 30;
+  e.vectorUnit.perOpJ = 1e-12;
+  e.vectorUnit.staticW = 5;
+  e.sram.readJPerByte = 1e-12;
+  e.sram.writeJPerByte = 2e-12;
+  e.sram.staticW = 10;
+  e.hbm.activateJ = 1e-9;
+  e.hbm.prechargeJ = 0.5e-9;
+  e.hbm.readJPerByte = 16e-12;
+  e.hbm.writeJPerByte = 18e-12;
+  e.hbm.ioJPerByte = 8e-12;
+  e.hbm.refreshJ = 50e-9;
+  e.hbm.staticW = 25;
+  e.interconnect = {1e-12, 4};
+  e.fabricPorts = {16e-12, 6};
+  return e;
+}
+
+tlm::ActivityEvent event(tlm::Activity activity, double amount, double start, double end,
+                         tlm::LlmPhase phase = tlm::LlmPhase::kDecode) {
+  tlm::ActivityEvent e;
+  e.activity = activity;
+  e.amount = amount;
+  e.phase = phase;
+  e.start = sc_core::sc_time(start, sc_core::SC_SEC);
+  e.time = sc_core::sc_time(end, sc_core::SC_SEC);
+  return e;
+}
+
+TEST(EnergyTimeline, SpreadingKeepsEveryJoule) {
+  EnergyTimeline t(kInterval);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> at(0.0, 5e-3);
+  std::uniform_real_distribution<double> length(0.0, 200e-6);
+  std::array<double, kPhases> total{};
+  for (int i = 0; i < 5000; ++i) {
+    const double start = at(rng);
+    const double end = i % 7 == 0 ? start : start + length(rng);
+    const double joules = 1e-6 * static_cast<double>(1 + rng() % 1000);
+    const std::size_t phase = rng() % kPhases;
+    t.add(joules, phase, start, end);
+    total[phase] += joules;
+  }
+  double binned = 0.0;
+  for (std::size_t b = 0; b < t.bins(); ++b) binned += t.at(b);
+  EXPECT_NEAR(binned, total[0] + total[1] + total[2], 1e-9 * binned);
+  for (std::size_t p = 0; p < kPhases; ++p) EXPECT_NEAR(t.phaseEnergy(p, 0.0, 1.0), total[p], 1e-9 * total[p]);
+  // An event spread over four bins puts a quarter in each.
+  EnergyTimeline even(kInterval);
+  even.add(4.0, 0, 2 * kInterval, 6 * kInterval);
+  for (std::size_t b = 2; b < 6; ++b) EXPECT_NEAR(even.at(b), 1.0, 1e-12) << b;
+  EXPECT_EQ(even.at(1), 0.0);
+  EXPECT_EQ(even.at(6), 0.0);
+}
+
+TEST(SustainedPower, SlidingMaximumAndViolationRuns) {
+  // 100 W, a 900 W burst of five bins from bin 10, 100 W, a 700 W burst of three bins at 30.
+  std::vector<double> watts(40, 100.0);
+  for (std::size_t b = 10; b < 15; ++b) watts[b] = 900.0;
+  for (std::size_t b = 30; b < 33; ++b) watts[b] = 700.0;
+  const SustainedPower s = sustainedPower(watts, kInterval, 2, 500.0);
+  ASSERT_TRUE(s.fits);
+  EXPECT_DOUBLE_EQ(s.windowS, 2 * kInterval);
+  EXPECT_DOUBLE_EQ(s.maxW, 900.0);
+  EXPECT_DOUBLE_EQ(s.maxAtS, 10 * kInterval);
+  // Windows [10, 12) .. [13, 15) are above 500 W ([9, 11) and [14, 16) average exactly 500);
+  // then [30, 32) and [31, 33).
+  ASSERT_EQ(s.violations, 2u);
+  EXPECT_DOUBLE_EQ(s.firstViolations[0].startS, 10 * kInterval);
+  EXPECT_DOUBLE_EQ(s.firstViolations[0].endS, 15 * kInterval);
+  EXPECT_DOUBLE_EQ(s.firstViolations[0].maxW, 900.0);
+  EXPECT_DOUBLE_EQ(s.firstViolations[1].startS, 30 * kInterval);
+  EXPECT_DOUBLE_EQ(s.firstViolations[1].endS, 33 * kInterval);
+  EXPECT_DOUBLE_EQ(s.firstViolations[1].maxW, 700.0);
+  // A window longer than the run does not fit; one of the whole run averages it.
+  EXPECT_FALSE(sustainedPower(watts, kInterval, 41, 500.0).fits);
+  EXPECT_DOUBLE_EQ(sustainedPower(watts, kInterval, 40, 500.0).maxW,
+                   (30 * 100.0 + 5 * 900.0 + 3 * 700.0 + 2 * 100.0) / 40);
+}
+
+TEST(ChipPower, PricesEachActivity) {
+  const ChipEnergyConfig e = energy();
+  ChipPower chip("chip0", "test", e, 64.0, 700.0, kInterval);
+  chip.onActivity(event(tlm::Activity::kMacs, 1e9, 0, 1e-4));  // 2 GFLOP at 0.5 pJ
+  EXPECT_NEAR(chip.componentJ()[0], 2e9 * 0.5e-12, 1e-15);
+  tlm::ActivityEvent fp8 = event(tlm::Activity::kMacs, 1e9, 0, 1e-4);
+  fp8.precision = tlm::Precision::kFp8;
+  chip.onActivity(fp8);
+  EXPECT_NEAR(chip.componentJ()[0], 2e9 * 0.75e-12, 1e-15);
+  chip.onActivity(event(tlm::Activity::kDramReadBursts, 1000, 0, 1e-5));
+  EXPECT_NEAR(chip.componentJ()[static_cast<std::size_t>(Component::kHbm)], 1000 * 64 * 24e-12, 1e-18);
+  chip.onActivity(event(tlm::Activity::kLinkBytes, 1e6, 0, 1e-5));
+  EXPECT_NEAR(chip.componentJ()[static_cast<std::size_t>(Component::kFabricPorts)], 16e-6, 1e-18);
+  EXPECT_NEAR(chip.phaseJ()[static_cast<std::size_t>(tlm::LlmPhase::kCommunication)], 16e-6, 1e-18)
+      << "moving data between chips is communication";
+  chip.onActivity(event(tlm::Activity::kSwitchBytes, 1e6, 0, 1e-5));  // a switch's, not the chip's
+  EXPECT_NEAR(chip.dynamicJ(), 2e9 * 0.75e-12 + 1000 * 64 * 24e-12 + 16e-6, 1e-15);
+}
+
+// Doubling HBM traffic with the compute fixed doubles the HBM energy and nothing else.
+TEST(ChipPower, DoublingHbmTrafficDoublesHbmEnergy) {
+  const ChipEnergyConfig e = energy();
+  const auto run = [&](int copies) {
+    auto chip = std::make_unique<ChipPower>("chip0", "test", e, 64.0, 700.0, kInterval);
+    chip->onActivity(event(tlm::Activity::kMacs, 5e8, 0, 1e-4));
+    for (int i = 0; i < copies; ++i) {
+      chip->onActivity(event(tlm::Activity::kDramActivates, 100, 0, 1e-4));
+      chip->onActivity(event(tlm::Activity::kDramPrecharges, 100, 0, 1e-4));
+      chip->onActivity(event(tlm::Activity::kDramReadBursts, 5000, 0, 1e-4));
+    }
+    return chip;
+  };
+  const auto once = run(1);
+  const auto twice = run(2);
+  const auto hbm = static_cast<std::size_t>(Component::kHbm);
+  EXPECT_NEAR(twice->componentJ()[hbm], 2 * once->componentJ()[hbm], 1e-15);
+  EXPECT_DOUBLE_EQ(twice->componentJ()[0], once->componentJ()[0]);
+}
+
+TEST(PowerMonitor, AnIdlePlatformDrawsExactlyItsStaticPower) {
+  const ChipEnergyConfig e = energy();
+  const SwitchEnergyConfig sw{1e-12, 1e-9, 50.0};
+  PowerManagementConfig config{kInterval, {1e-3}};
+  PowerMonitor monitor(config, {{"chip0", "test", 700, &e, 64}, {"chip1", "test", 700, &e, 64}}, &sw, 1);
+  ASSERT_TRUE(monitor.modelled());
+  const double end = 5e-3;
+  const nlohmann::ordered_json r = monitor.report(end, std::nullopt);
+  EXPECT_DOUBLE_EQ(e.idleW(), 100.0);
+  for (const auto& chip : r["chips"]) {
+    EXPECT_NEAR(chip["average_w"].get<double>(), 100.0, 1e-9);
+    EXPECT_NEAR(chip["peak_bin_w"].get<double>(), 100.0, 1e-9);
+    EXPECT_NEAR(chip["by_phase_j"]["idle"].get<double>(), 100.0 * end, 1e-12);
+  }
+  EXPECT_NEAR(r["platform"]["average_w"].get<double>(), 250.0, 1e-9);
+  EXPECT_NEAR(r["platform"]["sustained"][0]["max_w"].get<double>(), 250.0, 1e-9);
+}
+
+TEST(PowerMonitor, ComponentsAndTimelineAddUpToTheTotal) {
+  const ChipEnergyConfig e = energy();
+  PowerManagementConfig config{kInterval, {1e-4, 1e-3}};
+  PowerMonitor monitor(config, {{"chip0", "test", 300, &e, 64}, {"chip1", "test", 300, &e, 64}}, nullptr, 0);
+  monitor.setMirrors({-1, 0});
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 2000; ++i) {
+    const double start = 1e-6 * static_cast<double>(rng() % 2000);
+    const auto activity = static_cast<tlm::Activity>(rng() % 10);  // the chip activities before kNocBytes
+    monitor.chip(0)->onActivity(event(activity, 1e6 * static_cast<double>(1 + rng() % 100), start,
+                                      start + 1e-6 * static_cast<double>(rng() % 50)));
+  }
+  const double end = 2.1e-3;
+  const nlohmann::ordered_json r = monitor.report(end, std::nullopt);
+  const auto& chip = r["chips"][0];
+  double components = 0.0;
+  for (const auto& [name, joules] : chip["by_component_j"].items()) components += joules.get<double>();
+  double phases = 0.0;
+  for (const auto& [name, joules] : chip["by_phase_j"].items()) phases += joules.get<double>();
+  const double total = chip["energy_j"].get<double>();
+  EXPECT_NEAR(components, total, 1e-9 * total);
+  EXPECT_NEAR(phases, total, 1e-9 * total);
+  // The timeline integrates to the total within 0.1% (the report's points average whole bins).
+  double integral = 0.0;
+  for (const auto& w : r["timeline"]["chips_w"]["chip0"])
+    integral += w.get<double>() * r["timeline"]["interval_s"].get<double>();
+  EXPECT_NEAR(integral, total, 1e-3 * total);
+  // The mirror reports its leader's power; the platform counts both.
+  EXPECT_EQ(r["chips"][1]["mirror_of"], "chip0");
+  EXPECT_DOUBLE_EQ(r["chips"][1]["energy_j"].get<double>(), total);
+  EXPECT_NEAR(r["platform"]["energy_j"].get<double>(), 2 * total, 1e-9 * total);
+  // The chip averages above its idle power; a 300 W rating is exceeded in the busiest windows.
+  EXPECT_GT(chip["average_w"].get<double>(), e.idleW());
+  EXPECT_GE(chip["sustained"][0]["max_w"].get<double>(), chip["average_w"].get<double>());
+  EXPECT_GE(chip["peak_bin_w"].get<double>(), chip["sustained"][0]["max_w"].get<double>());
+}
+
+TEST(PowerMonitor, WithoutAnEnergyModelThereIsNoPowerReport) {
+  PowerManagementConfig config{kInterval, {1e-3}};
+  const PowerMonitor monitor(config, {{"chip0", "bare", 700, nullptr, 64}}, nullptr, 0);
+  EXPECT_FALSE(monitor.modelled());
+  const nlohmann::ordered_json r = monitor.report(1e-3, std::nullopt);
+  EXPECT_EQ(r["modelled"], false);
+  EXPECT_NE(r["reason"].get<std::string>().find("bare"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace scoville::power

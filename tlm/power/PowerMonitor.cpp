@@ -1,0 +1,227 @@
+#include "tlm/power/PowerMonitor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace scoville::power {
+
+const char* componentName(Component component) {
+  switch (component) {
+    case Component::kTensorCore: return "tensor_core";
+    case Component::kVectorUnit: return "vector_unit";
+    case Component::kSram: return "sram";
+    case Component::kHbm: return "hbm";
+    case Component::kInterconnect: return "interconnect";
+    case Component::kFabricPorts: return "fabric_ports";
+  }
+  return "?";
+}
+
+const char* phaseName(std::size_t phase) {
+  static constexpr std::array<const char*, kPhases> kNames{"prefill", "decode", "communication"};
+  return phase < kPhases ? kNames[phase] : "?";
+}
+
+namespace {
+
+/// Spreads `joules` evenly over [s, e] into `bins` of width `interval`, growing them as needed.
+void spread(std::vector<double>& bins, double interval, double perInterval, double joules, double s, double e) {
+  const auto first = static_cast<std::size_t>(s * perInterval);
+  const auto last = e > s ? static_cast<std::size_t>(e * perInterval) : first;
+  if (bins.size() <= last) bins.resize(std::max(last + 1, bins.size() * 2), 0.0);
+  if (first == last) {
+    bins[first] += joules;
+    return;
+  }
+  const double rate = joules / (e - s);
+  for (std::size_t b = first; b <= last; ++b) {
+    const double lo = std::max(s, static_cast<double>(b) * interval);
+    const double hi = std::min(e, static_cast<double>(b + 1) * interval);
+    if (hi > lo) bins[b] += rate * (hi - lo);
+  }
+}
+
+}  // namespace
+
+EnergyTimeline::EnergyTimeline(double intervalS)
+    : m_interval(intervalS), m_coarseInterval(intervalS * std::max(1.0, std::round(1e-3 / intervalS))) {}
+
+void EnergyTimeline::add(double joules, std::size_t phase, double startS, double endS) {
+  if (joules == 0.0) return;
+  spread(m_bins, m_interval, 1.0 / m_interval, joules, startS, endS);
+  spread(m_coarse[std::min(phase, kPhases - 1)], m_coarseInterval, 1.0 / m_coarseInterval, joules, startS, endS);
+}
+
+double EnergyTimeline::phaseEnergy(std::size_t phase, double startS, double endS) const {
+  const std::vector<double>& bins = m_coarse[phase];
+  double sum = 0.0;
+  for (std::size_t b = 0; b < bins.size(); ++b) {
+    const double lo = std::max(startS, static_cast<double>(b) * m_coarseInterval);
+    const double hi = std::min(endS, static_cast<double>(b + 1) * m_coarseInterval);
+    if (hi > lo) sum += bins[b] * (hi - lo) / m_coarseInterval;
+  }
+  return sum;
+}
+
+SustainedPower sustainedPower(const std::vector<double>& binPowerW, double intervalS, std::size_t windowBins,
+                              double limitW) {
+  SustainedPower s;
+  windowBins = std::max<std::size_t>(1, windowBins);
+  s.windowS = static_cast<double>(windowBins) * intervalS;
+  if (binPowerW.size() < windowBins) return s;
+  s.fits = true;
+  const auto n = static_cast<double>(windowBins);
+  double sum = std::accumulate(binPowerW.begin(), binPowerW.begin() + static_cast<std::ptrdiff_t>(windowBins), 0.0);
+  bool inViolation = false;
+  for (std::size_t i = 0;; ++i) {
+    // Window [i, i + windowBins): a running sum, re-summed every 4096 slides against drift.
+    const double power = sum / n;
+    if (power > s.maxW || i == 0) {
+      s.maxW = power;
+      s.maxAtS = static_cast<double>(i) * intervalS;
+    }
+    if (power > limitW) {
+      if (!inViolation) {
+        ++s.violations;
+        if (s.firstViolations.size() < SustainedPower::kListedViolations) {
+          s.firstViolations.push_back({static_cast<double>(i) * intervalS, 0.0, power});
+        }
+      }
+      inViolation = true;
+      if (s.violations <= SustainedPower::kListedViolations) {
+        SustainedPower::Violation& v = s.firstViolations.back();
+        v.endS = static_cast<double>(i + windowBins) * intervalS;
+        v.maxW = std::max(v.maxW, power);
+      }
+    } else {
+      inViolation = false;
+    }
+    if (i + windowBins >= binPowerW.size()) break;
+    if ((i + 1) % 4096 == 0) {
+      sum = std::accumulate(binPowerW.begin() + static_cast<std::ptrdiff_t>(i + 1),
+                            binPowerW.begin() + static_cast<std::ptrdiff_t>(i + 1 + windowBins), 0.0);
+    } else {
+      sum += binPowerW[i + windowBins] - binPowerW[i];
+    }
+  }
+  return s;
+}
+
+ChipPower::ChipPower(std::string name, std::string type, const ChipEnergyConfig& energy, double hbmBurstBytes,
+                     double ratedW, double intervalS)
+    : m_name(std::move(name)),
+      m_type(std::move(type)),
+      m_energy(energy),
+      m_burstBytes(hbmBurstBytes),
+      m_ratedW(ratedW),
+      m_timeline(intervalS) {}
+
+void ChipPower::onActivity(const tlm::ActivityEvent& e) {
+  Component component = Component::kTensorCore;
+  double joules = 0.0;
+  switch (e.activity) {
+    case tlm::Activity::kMacs: joules = 2.0 * e.amount * m_energy.tensorCore.perFlop.of(e.precision); break;
+    case tlm::Activity::kOperandBytes: joules = e.amount * m_energy.tensorCore.operandJPerByte; break;
+    case tlm::Activity::kVectorOps:
+      component = Component::kVectorUnit;
+      joules = e.amount * m_energy.vectorUnit.perOpJ;
+      break;
+    case tlm::Activity::kSramReadBytes:
+      component = Component::kSram;
+      joules = e.amount * m_energy.sram.readJPerByte;
+      break;
+    case tlm::Activity::kSramWriteBytes:
+      component = Component::kSram;
+      joules = e.amount * m_energy.sram.writeJPerByte;
+      break;
+    case tlm::Activity::kDramActivates:
+      component = Component::kHbm;
+      joules = e.amount * m_energy.hbm.activateJ;
+      break;
+    case tlm::Activity::kDramPrecharges:
+      component = Component::kHbm;
+      joules = e.amount * m_energy.hbm.prechargeJ;
+      break;
+    case tlm::Activity::kDramReadBursts:
+      component = Component::kHbm;
+      joules = e.amount * m_burstBytes * (m_energy.hbm.readJPerByte + m_energy.hbm.ioJPerByte);
+      break;
+    case tlm::Activity::kDramWriteBursts:
+      component = Component::kHbm;
+      joules = e.amount * m_burstBytes * (m_energy.hbm.writeJPerByte + m_energy.hbm.ioJPerByte);
+      break;
+    case tlm::Activity::kDramRefreshes:
+      component = Component::kHbm;
+      joules = e.amount * m_energy.hbm.refreshJ;
+      break;
+    case tlm::Activity::kNocBytes:
+      component = Component::kInterconnect;
+      joules = e.amount * m_energy.interconnect.jPerByte;
+      break;
+    case tlm::Activity::kLinkBytes:
+      component = Component::kFabricPorts;
+      joules = e.amount * m_energy.fabricPorts.jPerByte;
+      break;
+    case tlm::Activity::kSwitchBytes:
+    case tlm::Activity::kSwitchPackets: return;  // a switch's, not a chip's
+  }
+  if (joules == 0.0) return;
+  // Moving data between chips is communication, whatever the phase of the op that sent it.
+  const auto phase = component == Component::kFabricPorts ? static_cast<std::size_t>(tlm::LlmPhase::kCommunication)
+                                                          : static_cast<std::size_t>(e.phase);
+  m_componentJ[static_cast<std::size_t>(component)] += joules;
+  m_phaseJ[std::min(phase, kPhases - 1)] += joules;
+  m_timeline.add(joules, phase, e.start.to_seconds(), e.time.to_seconds());
+}
+
+double ChipPower::dynamicJ() const {
+  return std::accumulate(m_componentJ.begin(), m_componentJ.end(), 0.0);
+}
+
+void SwitchPower::onActivity(const tlm::ActivityEvent& e) {
+  double joules = 0.0;
+  if (e.activity == tlm::Activity::kSwitchBytes) {
+    joules = e.amount * m_energy.jPerByte;
+    m_bytesJ += joules;
+  } else if (e.activity == tlm::Activity::kSwitchPackets) {
+    joules = e.amount * m_energy.jPerPacket;
+    m_packetsJ += joules;
+  }
+  m_timeline.add(joules, static_cast<std::size_t>(tlm::LlmPhase::kCommunication), e.start.to_seconds(),
+                 e.time.to_seconds());
+}
+
+PowerMonitor::PowerMonitor(const PowerManagementConfig& config, const std::vector<ChipPowerSpec>& chips,
+                           const SwitchEnergyConfig* switchEnergy, int switches)
+    : m_config(config) {
+  for (const ChipPowerSpec& spec : chips) {
+    m_mirrorOf.push_back(-1);
+    if (spec.energy == nullptr) {
+      if (std::find(m_missing.begin(), m_missing.end(), spec.type) == m_missing.end()) m_missing.push_back(spec.type);
+      m_chips.push_back(nullptr);
+      continue;
+    }
+    m_chips.push_back(std::make_unique<ChipPower>(spec.name, spec.type, *spec.energy, spec.hbmBurstBytes, spec.ratedW,
+                                                  config.intervalS));
+  }
+  if (switchEnergy != nullptr && switches > 0) m_switches.emplace(*switchEnergy, switches, config.intervalS);
+}
+
+void PowerMonitor::setMirrors(std::vector<int> mirrorOf) {
+  mirrorOf.resize(m_chips.size(), -1);
+  m_mirrorOf = std::move(mirrorOf);
+}
+
+void PowerMonitor::onActivity(const tlm::ActivityEvent& e) {
+  if (e.activity == tlm::Activity::kLinkBytes) {
+    const auto c = static_cast<std::size_t>(e.chip);
+    if (e.chip >= 0 && c < m_chips.size() && m_chips[c] != nullptr && m_mirrorOf[c] < 0) m_chips[c]->onActivity(e);
+  } else if (m_switches) {
+    m_switches->onActivity(e);
+  }
+}
+
+}  // namespace scoville::power

@@ -1,0 +1,183 @@
+#pragma once
+// The power model: listens to the activity the timing model emits and turns it into energy, a
+// power timeline, sustained power against the rating, and breakdowns by component and phase.
+// It never feeds back into timing (DRAMPower-style: the timing model runs the same with or
+// without it).
+//
+// Energy of an event is its amount times the energy the chip type's `power` section gives for
+// that kind of activity; it is spread evenly over the event's [start, end] into timeline bins of
+// `interval`. Static power (every unit's leakage plus the uncore) is drawn all the time. Sustained
+// power over a window is the largest average over any run of whole bins that long (sliding by
+// one bin); a violation is a maximal run of window positions above the rating.
+
+#include <array>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tlm/ActivityBus.h"
+#include "tlm/power/PowerConfig.h"
+
+namespace scoville::power {
+
+/// Where dynamic energy goes on a chip.
+enum class Component { kTensorCore, kVectorUnit, kSram, kHbm, kInterconnect, kFabricPorts };
+inline constexpr std::size_t kComponents = 6;
+const char* componentName(Component component);
+
+/// Phases dynamic energy is attributed to (tlm::LlmPhase order).
+inline constexpr std::size_t kPhases = 3;
+const char* phaseName(std::size_t phase);
+
+/// Energy binned in time: all dynamic energy at the fine `interval` (for peak and sustained power),
+/// and per phase at a coarse interval (for energy inside a measurement window).
+class EnergyTimeline {
+ public:
+  /// The coarse bins are a whole number of fine ones, about 1 ms.
+  explicit EnergyTimeline(double intervalS);
+  /// Adds `joules` of `phase`, spread evenly over [startS, endS] (all in one bin when equal).
+  void add(double joules, std::size_t phase, double startS, double endS);
+  double interval() const { return m_interval; }
+  double coarseInterval() const { return m_coarseInterval; }
+  std::size_t bins() const { return m_bins.size(); }
+  /// Dynamic energy of fine bin `b`.
+  double at(std::size_t b) const { return b < m_bins.size() ? m_bins[b] : 0.0; }
+  /// Dynamic energy of `phase` in [startS, endS), coarse bins cut in proportion at the edges.
+  double phaseEnergy(std::size_t phase, double startS, double endS) const;
+
+ private:
+  double m_interval;
+  double m_coarseInterval;
+  std::vector<double> m_bins;
+  std::array<std::vector<double>, kPhases> m_coarse;
+};
+
+/// Sustained power over one window length, and the runs of windows above a limit.
+struct SustainedPower {
+  struct Violation {
+    double startS = 0.0;  ///< start of the first window above the limit
+    double endS = 0.0;    ///< end of the last one
+    double maxW = 0.0;
+  };
+  double windowS = 0.0;  ///< the window as used: whole bins
+  bool fits = false;     ///< false: the run is shorter than the window
+  double maxW = 0.0;     ///< highest average over any window position
+  double maxAtS = 0.0;   ///< start of that window
+  std::size_t violations = 0;
+  std::vector<Violation> firstViolations;  ///< at most kListedViolations
+  static constexpr std::size_t kListedViolations = 10;
+};
+
+/// Sliding-window maxima of `binPowerW` (power of each bin) over `windowBins` bins.
+SustainedPower sustainedPower(const std::vector<double>& binPowerW, double intervalS, std::size_t windowBins,
+                              double limitW);
+
+/// One chip's energy. Subscribed to the chip's activity bus; the platform's network events for
+/// the chip's ports are routed to it by PowerMonitor.
+class ChipPower : public tlm::ActivityListener {
+ public:
+  ChipPower(std::string name, std::string type, const ChipEnergyConfig& energy, double hbmBurstBytes, double ratedW,
+            double intervalS);
+
+  void onActivity(const tlm::ActivityEvent& event) override;
+
+  const std::string& name() const { return m_name; }
+  const std::string& type() const { return m_type; }
+  double ratedW() const { return m_ratedW; }
+  double idleW() const { return m_energy.idleW(); }
+  const std::array<double, kComponents>& componentJ() const { return m_componentJ; }
+  const std::array<double, kPhases>& phaseJ() const { return m_phaseJ; }
+  double dynamicJ() const;
+  const EnergyTimeline& timeline() const { return m_timeline; }
+  EnergyTimeline& timeline() { return m_timeline; }
+
+ private:
+  std::string m_name;
+  std::string m_type;
+  const ChipEnergyConfig& m_energy;
+  double m_burstBytes;
+  double m_ratedW;
+  std::array<double, kComponents> m_componentJ{};
+  std::array<double, kPhases> m_phaseJ{};
+  EnergyTimeline m_timeline;
+};
+
+/// Every switch of the fabric together (one switch type per platform).
+class SwitchPower : public tlm::ActivityListener {
+ public:
+  SwitchPower(const SwitchEnergyConfig& energy, int switches, double intervalS)
+      : m_energy(energy), m_switches(switches), m_timeline(intervalS) {}
+  void onActivity(const tlm::ActivityEvent& event) override;
+  double staticW() const { return m_energy.staticW * m_switches; }
+  int switches() const { return m_switches; }
+  double dynamicJ() const { return m_bytesJ + m_packetsJ; }
+  double bytesJ() const { return m_bytesJ; }
+  double packetsJ() const { return m_packetsJ; }
+  const EnergyTimeline& timeline() const { return m_timeline; }
+  EnergyTimeline& timeline() { return m_timeline; }
+
+ private:
+  const SwitchEnergyConfig& m_energy;
+  int m_switches;
+  double m_bytesJ = 0.0;
+  double m_packetsJ = 0.0;
+  EnergyTimeline m_timeline;
+};
+
+/// What a chip of the platform is to the power report.
+struct ChipPowerSpec {
+  std::string name;
+  std::string type;
+  double ratedW = 0.0;
+  const ChipEnergyConfig* energy = nullptr;  ///< null: the chip type has no `power` section
+  double hbmBurstBytes = 0.0;
+};
+
+/// The power of a whole platform: a ChipPower per chip with an energy model, the switches, and
+/// the report.
+class PowerMonitor : public tlm::ActivityListener {
+ public:
+  PowerMonitor(const PowerManagementConfig& config, const std::vector<ChipPowerSpec>& chips,
+               const SwitchEnergyConfig* switchEnergy, int switches);
+
+  /// Whether every chip has an energy model (otherwise there is no power report).
+  bool modelled() const { return m_missing.empty(); }
+  /// Chip types without a `power` section.
+  const std::vector<std::string>& missingTypes() const { return m_missing; }
+  /// The listener of chip `index`'s activity bus (null when the chip is not modelled).
+  ChipPower* chip(std::size_t index) { return index < m_chips.size() ? m_chips[index].get() : nullptr; }
+  const ChipPower* chip(std::size_t index) const { return index < m_chips.size() ? m_chips[index].get() : nullptr; }
+  std::size_t chips() const { return m_chips.size(); }
+  const SwitchPower* switches() const { return m_switches ? &*m_switches : nullptr; }
+
+  /// Chip c with mirrorOf[c] >= 0 is not simulated but provably does what chip mirrorOf[c] does:
+  /// its power is reported as that chip's, and its own (network) events are dropped.
+  void setMirrors(std::vector<int> mirrorOf);
+
+  /// Network events: link bytes go to the chip whose port moved them, switch activity to the
+  /// switches.
+  void onActivity(const tlm::ActivityEvent& event) override;
+
+  /// Tokens a serving run produced in its measurement window, for the derived metrics.
+  struct ServingWindow {
+    double startS = 0.0;
+    double endS = 0.0;
+    double inputTokens = 0.0;
+    double outputTokens = 0.0;
+  };
+
+  /// The `power` section of report.json for a run that ended at `endS`; with `window`, also the
+  /// derived per-token and per-kW metrics of a serving run.
+  nlohmann::ordered_json report(double endS, const std::optional<ServingWindow>& window) const;
+
+ private:
+  const PowerManagementConfig& m_config;
+  std::vector<std::unique_ptr<ChipPower>> m_chips;
+  std::optional<SwitchPower> m_switches;
+  std::vector<std::string> m_missing;
+  std::vector<int> m_mirrorOf;  ///< per chip: -1, or the chip it mirrors
+};
+
+}  // namespace scoville::power

@@ -1,0 +1,264 @@
+// PowerMonitor::report: the `power` section of report.json (docs/report.md, docs/power.md).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "tlm/power/PowerMonitor.h"
+
+namespace scoville::power {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+/// At most this many points in the report's timeline (averaged over whole fine bins).
+constexpr std::size_t kTimelinePoints = 1000;
+
+/// Width of bin b of a run that ended at `endS` (the last one may be partial).
+double binWidth(std::size_t b, std::size_t bins, double interval, double endS) {
+  if (b + 1 < bins) return interval;
+  return std::max(endS - static_cast<double>(b) * interval, interval * 1e-9);
+}
+
+Json sustainedJson(const SustainedPower& s, double limitW) {
+  Json j;
+  j["window_s"] = s.windowS;
+  if (!s.fits) {
+    j["max_w"] = nullptr;
+    j["note"] = "the run is shorter than the window";
+    return j;
+  }
+  j["max_w"] = s.maxW;
+  j["max_at_s"] = s.maxAtS;
+  j["limit_w"] = limitW;
+  j["headroom_w"] = limitW - s.maxW;
+  j["violations"] = s.violations;
+  Json list = Json::array();
+  for (const SustainedPower::Violation& v : s.firstViolations) {
+    list.push_back({{"start_s", v.startS}, {"end_s", v.endS}, {"max_w", v.maxW}});
+  }
+  j["first_violations"] = std::move(list);
+  return j;
+}
+
+/// Power, energy and sustained windows of one bin series.
+struct Series {
+  std::vector<double> watts;  ///< per fine bin, static included
+  double energyJ = 0.0;
+  double peakW = 0.0;
+  Json sustained = Json::array();
+};
+
+Series seriesOf(std::vector<double> watts, const PowerManagementConfig& config, double endS, double limitW) {
+  Series s;
+  s.watts = std::move(watts);
+  for (std::size_t b = 0; b < s.watts.size(); ++b) {
+    s.energyJ += s.watts[b] * binWidth(b, s.watts.size(), config.intervalS, endS);
+    s.peakW = std::max(s.peakW, s.watts[b]);
+  }
+  for (const double window : config.windowsS) {
+    const auto bins = static_cast<std::size_t>(std::max(1.0, std::round(window / config.intervalS)));
+    s.sustained.push_back(sustainedJson(sustainedPower(s.watts, config.intervalS, bins, limitW), limitW));
+  }
+  return s;
+}
+
+Json timelineOf(const std::vector<double>& watts, std::size_t stride) {
+  Json points = Json::array();
+  for (std::size_t b = 0; b < watts.size(); b += stride) {
+    const std::size_t end = std::min(watts.size(), b + stride);
+    double sum = 0.0;
+    for (std::size_t i = b; i < end; ++i) sum += watts[i];
+    points.push_back(sum / static_cast<double>(end - b));
+  }
+  return points;
+}
+
+/// Dynamic energy of fine bins in [startS, endS), edge bins in proportion.
+double energyIn(const EnergyTimeline& t, double startS, double endS) {
+  double sum = 0.0;
+  const double I = t.interval();
+  const auto first = static_cast<std::size_t>(std::max(0.0, startS) / I);
+  for (std::size_t b = first; b < t.bins() && static_cast<double>(b) * I < endS; ++b) {
+    const double lo = std::max(startS, static_cast<double>(b) * I);
+    const double hi = std::min(endS, static_cast<double>(b + 1) * I);
+    if (hi > lo) sum += t.at(b) * (hi - lo) / I;
+  }
+  return sum;
+}
+
+}  // namespace
+
+Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& window) const {
+  Json j;
+  if (!modelled()) {
+    j["modelled"] = false;
+    j["reason"] = fmt::format("chip type(s) without a `power` section: {}", fmt::join(m_missing, ", "));
+    return j;
+  }
+  j["modelled"] = true;
+  j["interval_s"] = m_config.intervalS;
+  j["windows_s"] = m_config.windowsS;
+  j["duration_s"] = endS;
+  const double I = m_config.intervalS;
+  const std::size_t bins = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(endS / I - 1e-9)));
+  const std::size_t stride = std::max<std::size_t>(1, (bins + kTimelinePoints - 1) / kTimelinePoints);
+
+  // One series per simulated chip; mirrors reuse their leader's.
+  std::map<std::size_t, Series> series;
+  std::vector<double> platformW(bins, 0.0);
+  double ratedW = 0.0;
+  std::array<double, kComponents> componentJ{};
+  double staticJ = 0.0;
+  Json chips = Json::array();
+  Json chipTimelines = Json::object();
+  for (std::size_t c = 0; c < m_chips.size(); ++c) {
+    const std::size_t src = m_mirrorOf[c] >= 0 ? static_cast<std::size_t>(m_mirrorOf[c]) : c;
+    const ChipPower& chip = *m_chips[src];
+    auto it = series.find(src);
+    if (it == series.end()) {
+      std::vector<double> watts(bins);
+      for (std::size_t b = 0; b < bins; ++b)
+        watts[b] = chip.timeline().at(b) / binWidth(b, bins, I, endS) + chip.idleW();
+      it = series.emplace(src, seriesOf(std::move(watts), m_config, endS, chip.ratedW())).first;
+      chipTimelines[chip.name()] = timelineOf(it->second.watts, stride);
+    }
+    const Series& s = it->second;
+    for (std::size_t b = 0; b < bins; ++b) platformW[b] += s.watts[b];
+    ratedW += chip.ratedW();
+    // Static energy of bins where the chip did nothing is its idle energy.
+    double idleS = 0.0;
+    for (std::size_t b = 0; b < bins; ++b) {
+      if (chip.timeline().at(b) == 0.0) idleS += binWidth(b, bins, I, endS);
+    }
+    const double chipStaticJ = chip.idleW() * endS;
+    Json byComponent;
+    for (std::size_t k = 0; k < kComponents; ++k) {
+      byComponent[componentName(static_cast<Component>(k))] = chip.componentJ()[k];
+      componentJ[k] += chip.componentJ()[k];
+    }
+    byComponent["static"] = chipStaticJ;
+    staticJ += chipStaticJ;
+    Json byPhase;
+    for (std::size_t p = 0; p < kPhases; ++p) byPhase[phaseName(p)] = chip.phaseJ()[p];
+    byPhase["static_busy"] = chip.idleW() * (endS - idleS);
+    byPhase["idle"] = chip.idleW() * idleS;
+
+    Json entry;
+    entry["chip"] = m_chips[c]->name();
+    entry["type"] = chip.type();
+    entry["mirror_of"] = m_mirrorOf[c] >= 0 ? Json(chip.name()) : Json(nullptr);
+    entry["rated_w"] = chip.ratedW();
+    entry["idle_w"] = chip.idleW();
+    entry["energy_j"] = chip.dynamicJ() + chipStaticJ;
+    entry["average_w"] = endS > 0 ? (chip.dynamicJ() + chipStaticJ) / endS : chip.idleW();
+    entry["peak_bin_w"] = s.peakW;
+    entry["sustained"] = s.sustained;
+    entry["by_component_j"] = std::move(byComponent);
+    entry["by_phase_j"] = std::move(byPhase);
+    chips.push_back(std::move(entry));
+  }
+  double switchJ = 0.0;
+  if (m_switches) {
+    for (std::size_t b = 0; b < bins; ++b) {
+      platformW[b] += m_switches->timeline().at(b) / binWidth(b, bins, I, endS) + m_switches->staticW();
+    }
+    switchJ = m_switches->dynamicJ() + m_switches->staticW() * endS;
+  }
+  const Series platform = seriesOf(std::move(platformW), m_config, endS, ratedW);
+
+  Json p;
+  p["chips"] = m_chips.size();
+  p["rated_w"] = ratedW;
+  p["energy_j"] = platform.energyJ;
+  p["average_w"] = endS > 0 ? platform.energyJ / endS : 0.0;
+  p["peak_bin_w"] = platform.peakW;
+  p["sustained"] = platform.sustained;
+  Json byComponent;
+  for (std::size_t k = 0; k < kComponents; ++k) byComponent[componentName(static_cast<Component>(k))] = componentJ[k];
+  byComponent["static"] = staticJ;
+  byComponent["switches"] = switchJ;
+  p["by_component_j"] = std::move(byComponent);
+  if (m_switches) {
+    p["switches"] = {{"count", m_switches->switches()},
+                     {"static_w", m_switches->staticW()},
+                     {"bytes_j", m_switches->bytesJ()},
+                     {"packets_j", m_switches->packetsJ()}};
+  } else {
+    p["switches"] = nullptr;
+  }
+  j["platform"] = std::move(p);
+  j["chips"] = std::move(chips);
+  j["timeline"] = {{"interval_s", I * static_cast<double>(stride)},
+                   {"platform_w", timelineOf(platform.watts, stride)},
+                   {"chips_w", std::move(chipTimelines)}};
+
+  if (window && window->endS > window->startS) {
+    const double ws = window->startS;
+    const double we = window->endS;
+    const double duration = we - ws;
+    // Energy in the window: every chip (a mirror as its leader) and the switches, static included.
+    double energy = 0.0;
+    std::array<double, kPhases> phase{};
+    for (std::size_t c = 0; c < m_chips.size(); ++c) {
+      const ChipPower& chip = *m_chips[m_mirrorOf[c] >= 0 ? static_cast<std::size_t>(m_mirrorOf[c]) : c];
+      energy += energyIn(chip.timeline(), ws, we) + chip.idleW() * duration;
+      for (std::size_t k = 0; k < kPhases; ++k) phase[k] += chip.timeline().phaseEnergy(k, ws, we);
+    }
+    if (m_switches) energy += energyIn(m_switches->timeline(), ws, we) + m_switches->staticW() * duration;
+    // Prefill and decode carry their own dynamic energy and a share of the rest (communication,
+    // static, switches) in proportion to it.
+    const double compute = phase[0] + phase[1];
+    const double rest = energy - compute;
+    const double prefillJ = phase[0] + (compute > 0 ? rest * phase[0] / compute : 0.0);
+    const double decodeJ = phase[1] + (compute > 0 ? rest * phase[1] / compute : rest);
+    const auto per = [](double a, double b) { return b > 0 ? Json(a / b) : Json(nullptr); };
+    const double tokens = window->inputTokens + window->outputTokens;
+
+    // Sustained platform power inside the window: the longest configured window that fits.
+    std::vector<double> inWindow;
+    for (std::size_t b = static_cast<std::size_t>(ws / I);
+         b < platform.watts.size() && static_cast<double>(b + 1) * I <= we; ++b) {
+      inWindow.push_back(platform.watts[b]);
+    }
+    Json sustained = nullptr;
+    double sustainedW = 0.0;
+    for (auto it = m_config.windowsS.rbegin(); it != m_config.windowsS.rend(); ++it) {
+      const auto n = static_cast<std::size_t>(std::max(1.0, std::round(*it / I)));
+      const SustainedPower s = sustainedPower(inWindow, I, n, ratedW);
+      if (s.fits && (sustainedW == 0.0 || s.windowS > 0)) {
+        sustainedW = s.maxW;
+        sustained = {{"window_s", s.windowS}, {"platform_w", s.maxW}, {"per_chip_w", s.maxW / m_chips.size()}};
+        break;
+      }
+    }
+    Json d;
+    d["window_s"] = {{"start", ws}, {"end", we}, {"duration", duration}};
+    d["energy_j"] = energy;
+    d["average_power_per_chip_w"] = energy / duration / static_cast<double>(m_chips.size());
+    d["energy_by_phase_j"] = {{"prefill", phase[0]},
+                              {"decode", phase[1]},
+                              {"communication", phase[2]},
+                              {"static_and_switches", energy - phase[0] - phase[1] - phase[2]}};
+    d["energy_per_token_j"] = {{"prefill_per_input_token", per(prefillJ, window->inputTokens)},
+                               {"decode_per_output_token", per(decodeJ, window->outputTokens)},
+                               {"all_tokens", per(energy, tokens)}};
+    d["tokens_per_joule"] = {{"output", per(window->outputTokens, energy)}, {"total", per(tokens, energy)}};
+    d["sustained_in_window"] = sustained;
+    const double outputRate = window->outputTokens / duration;
+    const double totalRate = tokens / duration;
+    d["throughput_per_kw_average_tok_per_s"] = {{"output", per(outputRate, energy / duration / 1000.0)},
+                                                {"total", per(totalRate, energy / duration / 1000.0)}};
+    d["throughput_per_kw_sustained_tok_per_s"] = {{"output", per(outputRate, sustainedW / 1000.0)},
+                                                  {"total", per(totalRate, sustainedW / 1000.0)}};
+    d["throughput_per_kw_rated_tok_per_s"] = {{"output", per(outputRate, ratedW / 1000.0)},
+                                              {"total", per(totalRate, ratedW / 1000.0)}};
+    j["serving"] = std::move(d);
+  }
+  return j;
+}
+
+}  // namespace scoville::power
