@@ -60,12 +60,12 @@ TEST_F(PowerCliTest, DecodeStepEnergyAddsUpAndStaysUnderTheRating) {
 
 // Public measurement (../shared/reference/calibration.yaml ix828-gptoss-h100-power): 8 x H100
 // TP8 vLLM decoding gpt-oss-120b 1k/1k draws 159-205 W per GPU at concurrency 4-64. A shortened
-// run (8 users, 512 output tokens) must land in 120-300 W: the measured band widened for the
-// shorter answers (prefill is a larger share) and for the model's uncertain energies; idle alone
-// (110 W) or the rating (700 W) would fail it.
+// run (8 users, 256 output tokens; 196 W when written) must land in 120-300 W: the measured band
+// widened for the shorter answers (prefill is a larger share) and for the model's uncertain
+// energies; idle alone (110 W) or the rating (700 W) would fail it.
 TEST_F(PowerCliTest, H100DecodingGptOssDrawsAPlausiblePowerPerGpu) {
   const nlohmann::json results =
-      serve("h100", join({"-m", "gpt-oss-120b", "-p", "h100-hgx8"}, smallLoad(8, 8, 1024, 512)));
+      serve("h100", join({"-m", "gpt-oss-120b", "-p", "h100-hgx8"}, smallLoad(8, 8, 1024, 256)));
   ASSERT_FALSE(results.empty());
   const nlohmann::json report = nlohmann::json::parse(readFile(dir.file("h100/report.json")));
   const double perGpu = report["power"]["serving"]["average_power_per_chip_w"].get<double>();

@@ -229,11 +229,10 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     for (auto it = m_config.windowsS.rbegin(); it != m_config.windowsS.rend(); ++it) {
       const auto n = static_cast<std::size_t>(std::max(1.0, std::round(*it / I)));
       const SustainedPower s = sustainedPower(inWindow, I, n, ratedW);
-      if (s.fits && (sustainedW == 0.0 || s.windowS > 0)) {
-        sustainedW = s.maxW;
-        sustained = {{"window_s", s.windowS}, {"platform_w", s.maxW}, {"per_chip_w", s.maxW / m_chips.size()}};
-        break;
-      }
+      if (!s.fits) continue;
+      sustainedW = s.maxW;
+      sustained = {{"window_s", s.windowS}, {"platform_w", s.maxW}, {"per_chip_w", s.maxW / m_chips.size()}};
+      break;
     }
     Json d;
     d["window_s"] = {{"start", ws}, {"end", we}, {"duration", duration}};
