@@ -16,6 +16,8 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
   m_interconnect.toTensorCore.bind(m_tensorCore.socket);
   m_interconnect.toVectorUnit.bind(m_vectorUnit.socket);
   m_interconnect.attachActivity(m_activityBus);
+  m_tensorCore.setClockDomain(m_coreClock);
+  m_vectorUnit.setClockDomain(m_coreClock);
   m_tensorCore.attachActivity(m_activityBus);
   m_vectorUnit.attachActivity(m_activityBus);
   m_hbm.attachActivity(m_activityBus);

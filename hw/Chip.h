@@ -26,10 +26,13 @@ class Chip : public sc_core::sc_module {
   const stats::Group& stats() const { return m_stats; }
   /// Every unit of this chip emits its activity here; power and statistics listeners subscribe.
   tlm::ActivityBus& activityBus() { return m_activityBus; }
+  /// The core clock domain (tensor core and vector unit) a DVFS governor scales.
+  tlm::ClockDomain& coreClock() { return m_coreClock; }
 
  private:
   ChipConfig m_config;
   tlm::ActivityBus m_activityBus;
+  tlm::ClockDomain m_coreClock;
   ChipInterconnect m_interconnect;
   TensorCore m_tensorCore;
   VectorUnit m_vectorUnit;

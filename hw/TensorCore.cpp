@@ -21,7 +21,8 @@ TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConf
       m_flops(m_stats.counter("flops", "FLOP", "FLOPs executed (2 per MAC)")),
       m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the array was occupied")),
       m_idealCycles(m_stats.counter("ideal_cycles", "cycle", "cycles the same FLOPs need at 100% array use")),
-      m_queueTime(m_stats.counter("queue_time", "s", "time GEMMs waited for the array to free up")) {
+      m_queueTime(m_stats.counter("queue_time", "s", "time GEMMs waited for the array to free up")),
+      m_throttledTime(m_stats.counter("throttled_time", "s", "extra busy time from a DVFS clock below nominal")) {
   m_stats.formula("array_utilization", "", "ideal_cycles / busy_cycles",
                   [this] { return m_busyCycles.value() > 0 ? m_idealCycles.value() / m_busyCycles.value() : 0.0; });
 }
@@ -59,7 +60,9 @@ sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc
     return arrival;
   }
   const sc_core::sc_time start = std::max(arrival, m_busyUntil);
-  m_busyUntil = start + tlm::durationCeil(static_cast<double>(cycles) / m_config.clockHz);
+  const double scale = m_clock != nullptr ? m_clock->scale() : 1.0;
+  m_busyUntil = start + tlm::durationCeil(static_cast<double>(cycles) / (m_config.clockHz * scale));
+  if (scale != 1.0) m_throttledTime.add(static_cast<double>(cycles) / m_config.clockHz * (1.0 / scale - 1.0));
 
   const double flops = op.shape.flops();
   m_gemms.add();

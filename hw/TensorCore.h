@@ -19,6 +19,7 @@
 
 #include "hw/TensorCoreConfig.h"
 #include "hw/TimedTarget.h"
+#include "tlm/ClockDomain.h"
 #include "tlm/OpExtension.h"
 #include "tlm/stats/StatsGroup.h"
 
@@ -31,6 +32,8 @@ class TensorCore : public TimedTarget {
 
   const TensorCoreConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
+  /// Runs on `clock` (DVFS lowers its scale); without one, always at the configured clock.
+  void setClockDomain(const tlm::ClockDomain& clock) { m_clock = &clock; }
 
   /// Cycles for one GEMM under the model above; 0 when precision p is unsupported.
   static uint64_t gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p);
@@ -43,6 +46,7 @@ class TensorCore : public TimedTarget {
 
   TensorCoreConfig m_config;
   sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
+  const tlm::ClockDomain* m_clock = nullptr;
 
   stats::Group m_stats;
   stats::Counter& m_gemms;
@@ -50,6 +54,7 @@ class TensorCore : public TimedTarget {
   stats::Counter& m_busyCycles;
   stats::Counter& m_idealCycles;
   stats::Counter& m_queueTime;
+  stats::Counter& m_throttledTime;
 };
 
 }  // namespace scoville::hw

@@ -14,7 +14,8 @@ VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConf
       m_stats("vector_unit", "element-wise SIMD unit"),
       m_ops(m_stats.counter("ops", "", "vector transactions executed")),
       m_elementOps(m_stats.counter("element_ops", "op", "element operations executed")),
-      m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the unit was occupied")) {}
+      m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the unit was occupied")),
+      m_throttledTime(m_stats.counter("throttled_time", "s", "extra busy time from a DVFS clock below nominal")) {}
 
 uint64_t VectorUnit::cycles(const VectorUnitConfig& config, double elementOps) {
   if (!(elementOps > 0)) return 0;
@@ -30,7 +31,9 @@ sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc
     return arrival;
   }
   const sc_core::sc_time start = std::max(arrival, m_busyUntil);
-  m_busyUntil = start + tlm::durationCeil(static_cast<double>(n) / m_config.clockHz);
+  const double scale = m_clock != nullptr ? m_clock->scale() : 1.0;
+  m_busyUntil = start + tlm::durationCeil(static_cast<double>(n) / (m_config.clockHz * scale));
+  if (scale != 1.0) m_throttledTime.add(static_cast<double>(n) / m_config.clockHz * (1.0 / scale - 1.0));
   m_ops.add();
   m_elementOps.add(op.elementOps);
   m_busyCycles.add(static_cast<double>(n));

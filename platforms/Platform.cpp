@@ -123,7 +123,8 @@ void Platform::attachPower() {
   for (int i = 0; i < chipCount(); ++i) {
     const hw::ChipConfig& chip = m_config.chipConfig(i);
     specs.push_back(power::ChipPowerSpec{PlatformConfig::chipName(i), chip.name, chip.ratedPowerW,
-                                         chip.power ? &*chip.power : nullptr, chip.hbm.burstBytes});
+                                         chip.power ? &*chip.power : nullptr, chip.hbm.burstBytes,
+                                         &m_chips[static_cast<std::size_t>(i)]->coreClock()});
   }
   // Switches of the switched and leaf-spine topologies share the `network.switch` type; the
   // switches of a custom topology have no energy model.

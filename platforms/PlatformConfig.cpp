@@ -215,6 +215,21 @@ const Schema<PlatformConfig>& PlatformConfig::schema() {
                  "placement of weights, experts and KV cache")
           .child("power", &PlatformConfig::power, power::PowerManagementConfig::schema(), optional("{}"),
                  "power timeline and sustained-power windows")
+          .check("power.governor other than none needs every chip type's power.dvfs to list two points or more",
+                 [](const PlatformConfig& c, const Node& node) {
+                   if (c.power.governor.kind == power::GovernorKind::kNone) return;
+                   for (std::size_t i = 0; i < c.chipTypes.size(); ++i) {
+                     const hw::ChipConfig& chip = c.chipTypes[i];
+                     if (!chip.power || chip.power->dvfs.size() < 2) {
+                       node.at("power")
+                           .at("governor")
+                           .fail(ErrorKind::kInvalidConfig,
+                                 fmt::format("'{}.power.governor' lowers the clock of every chip, but chip type '{}' "
+                                             "(chip_types[{}]) has {} DVFS points in power.dvfs (needs 2 or more)",
+                                             node.path(), chip.name, i, chip.power ? chip.power->dvfs.size() : 0));
+                     }
+                   }
+                 })
           .check("chips[].type names a chip type of chip_types, each type is defined once",
                  detail::checkPlatformChipTypes)
           .check("the network's ports, switches and links are consistent with the chips", detail::checkPlatformNetwork)

@@ -2,6 +2,7 @@
 // the H100 decode sanity band, and configuration errors in `power` sections.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "test/cli/ServingCliFixture.h"
@@ -75,6 +76,53 @@ TEST_F(PowerCliTest, H100DecodingGptOssDrawsAPlausiblePowerPerGpu) {
   EXPECT_GT(report["power"]["serving"]["energy_per_token_j"]["decode_per_output_token"].get<double>(),
             report["power"]["serving"]["energy_per_token_j"]["prefill_per_input_token"].get<double>())
       << "a decode token reads the weights; a prompt token shares them with the whole chunk";
+}
+
+// A cap below the uncapped sustained power: the governor lowers the core clock, the chip's power
+// over the governor's window stays within 2% of the cap once it has decided (a GEMM already
+// issued keeps the clock it started with, so the last transaction before a decision can
+// overshoot), power falls and latency rises.
+TEST_F(PowerCliTest, APowerCapLowersPowerAndCostsLatency) {
+  const std::vector<std::string> load = join({"-m", "gpt-oss-120b", "-p", "jalapeno-8"}, smallLoad(4, 4, 8192, 64));
+  const nlohmann::json free = serve("uncapped", load);
+  const nlohmann::json freeReport = nlohmann::json::parse(readFile(dir.file("uncapped/report.json")));
+  const nlohmann::json& freeChip = freeReport["power"]["chips"][0];
+  ASSERT_EQ(freeChip["dvfs"]["governor"], "none");
+  EXPECT_EQ(freeChip["dvfs"]["changes"], 0);
+  const double uncapped = freeChip["sustained"][1]["max_w"].get<double>();  // 10 ms
+  const double cap = std::floor(0.93 * uncapped);
+  const nlohmann::json capped =
+      serve("capped", join(load, {"--set", "platform.power.governor.impl=cap_target", "--set",
+                                  "platform.power.governor.target=" + std::to_string(static_cast<int>(cap)) + " W",
+                                  "--set", "platform.power.governor.window=10 ms"}));
+  const nlohmann::json report = nlohmann::json::parse(readFile(dir.file("capped/report.json")));
+  const nlohmann::json& chip = report["power"]["chips"][0];
+  const nlohmann::json& dvfs = chip["dvfs"];
+  EXPECT_EQ(dvfs["governor"], "cap_target");
+  EXPECT_DOUBLE_EQ(dvfs["cap_w"].get<double>(), cap);
+  EXPECT_GT(dvfs["changes"].get<int>(), 0);
+  double lowered = 0.0;
+  for (std::size_t k = 1; k < dvfs["points"].size(); ++k) lowered += dvfs["points"][k]["time_s"].get<double>();
+  EXPECT_GT(lowered, 0.0) << "some time below the nominal clock";
+  EXPECT_LE(dvfs["max_w_after_first_decision"].get<double>(), 1.02 * cap);
+  EXPECT_LT(chip["sustained"][1]["max_w"].get<double>(), uncapped);
+  EXPECT_LT(chip["average_w"].get<double>(), freeChip["average_w"].get<double>());
+  EXPECT_GT(capped["metrics"]["ttft_s"]["median"].get<double>(), free["metrics"]["ttft_s"]["median"].get<double>());
+  EXPECT_GT(capped["metrics"]["e2el_s"]["median"].get<double>(), free["metrics"]["e2el_s"]["median"].get<double>());
+  EXPECT_GT(report["stats"]["platform"]["groups"]["chip0"]["groups"]["tensor_core"]["stats"]["throttled_time"]["value"]
+                .get<double>(),
+            0.0);
+}
+
+TEST_F(PowerCliTest, AGovernorNeedsOperatingPointsAndACap) {
+  const ProcessResult r =
+      runScoville({"run", "-q", "--out", dir.file("rejected"), "--set", "platform.power.governor.impl=cap_rated",
+                   "--set", "platform.chip_types[0].power.dvfs=[]"});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find("power.governor"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("jalapeno"), std::string::npos) << r.err;
+  EXPECT_NE(rejected("platform.power.governor.impl=cap_target").find("target"), std::string::npos);
+  EXPECT_NE(rejected("platform.power.governor.impl=cap_max").find("cap_target"), std::string::npos);
 }
 
 TEST_F(PowerCliTest, MissingEnergyForAPrecisionTheChipRunsIsNamed) {

@@ -136,10 +136,38 @@ TEST(ChipPower, DoublingHbmTrafficDoublesHbmEnergy) {
   EXPECT_DOUBLE_EQ(twice->componentJ()[0], once->componentJ()[0]);
 }
 
+// A chip drawing 400 W (300 W of it core power) under a 300 W cap: the first decision lowers the
+// clock far enough that the window ending at the next decision is predicted under the cap (its
+// known half is at 400 W, so the next 100 us must be near 200 W: the 1 GHz point, core power x
+// 0.8^2 x 0.5); core energy is then priced at V^2; once the load stops, the clock comes back.
+TEST(ChipPower, TheGovernorLowersTheClockUnderACapAndRaisesItAfter) {
+  ChipEnergyConfig e = energy();  // idle 100 W
+  e.dvfs = {{2e9, 1.0}, {1.5e9, 0.9}, {1e9, 0.8}};
+  GovernorConfig g{GovernorKind::kCapTarget, 300.0, 1e-3, 100e-6, 0.05};
+  tlm::ClockDomain clock;
+  ChipPower chip("chip0", "test", e, 64.0, 700.0, kInterval);
+  chip.govern(g, clock);
+  ASSERT_TRUE(chip.governed());
+  const double macsPer10us = 300.0 * 10e-6 / (2 * 0.5e-12);  // 300 W at 0.5 pJ/FLOP
+  for (int i = 0; i < 11; ++i) chip.onActivity(event(tlm::Activity::kMacs, macsPer10us, i * 10e-6, (i + 1) * 10e-6));
+  EXPECT_DOUBLE_EQ(clock.scale(), 0.5) << "decided at 100 us";
+  EXPECT_EQ(chip.clockChanges(), 1u);
+  // The event starting at 100 us was priced after the decision: at 0.8^2.
+  EXPECT_NEAR(chip.componentJ()[0], 10 * 300.0 * 10e-6 + 300.0 * 10e-6 * 0.64, 1e-12);
+  // Idle from here: a decision after the window has drained raises the clock to nominal.
+  chip.onActivity(event(tlm::Activity::kVectorOps, 1, 5e-3, 5e-3));
+  EXPECT_DOUBLE_EQ(clock.scale(), 1.0);
+  const std::vector<double> times = chip.timeAtPoints(5e-3);
+  ASSERT_EQ(times.size(), 3u);
+  EXPECT_NEAR(times[0] + times[1] + times[2], 5e-3, 1e-12);
+  EXPECT_GT(times[2], 0.0);
+  EXPECT_LT(times[0], 5e-3);
+}
+
 TEST(PowerMonitor, AnIdlePlatformDrawsExactlyItsStaticPower) {
   const ChipEnergyConfig e = energy();
   const SwitchEnergyConfig sw{1e-12, 1e-9, 50.0};
-  PowerManagementConfig config{kInterval, {1e-3}};
+  PowerManagementConfig config{kInterval, {1e-3}, {}};
   PowerMonitor monitor(config, {{"chip0", "test", 700, &e, 64}, {"chip1", "test", 700, &e, 64}}, &sw, 1);
   ASSERT_TRUE(monitor.modelled());
   const double end = 5e-3;
@@ -156,7 +184,7 @@ TEST(PowerMonitor, AnIdlePlatformDrawsExactlyItsStaticPower) {
 
 TEST(PowerMonitor, ComponentsAndTimelineAddUpToTheTotal) {
   const ChipEnergyConfig e = energy();
-  PowerManagementConfig config{kInterval, {1e-4, 1e-3}};
+  PowerManagementConfig config{kInterval, {1e-4, 1e-3}, {}};
   PowerMonitor monitor(config, {{"chip0", "test", 300, &e, 64}, {"chip1", "test", 300, &e, 64}}, nullptr, 0);
   monitor.setMirrors({-1, 0});
   std::mt19937_64 rng(11);
@@ -192,7 +220,7 @@ TEST(PowerMonitor, ComponentsAndTimelineAddUpToTheTotal) {
 }
 
 TEST(PowerMonitor, WithoutAnEnergyModelThereIsNoPowerReport) {
-  PowerManagementConfig config{kInterval, {1e-3}};
+  PowerManagementConfig config{kInterval, {1e-3}, {}};
   const PowerMonitor monitor(config, {{"chip0", "bare", 700, nullptr, 64}}, nullptr, 0);
   EXPECT_FALSE(monitor.modelled());
   const nlohmann::ordered_json r = monitor.report(1e-3, std::nullopt);

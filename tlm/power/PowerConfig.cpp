@@ -124,8 +124,8 @@ const Schema<ChipEnergyConfig>& ChipEnergyConfig::schema() {
                  "SerDes ports: per byte sent or received on one link direction")
           .childList("dvfs", &ChipEnergyConfig::dvfs, DvfsPoint::schema(), optional("[]"),
                      "core (tensor core and vector unit) operating points, highest first; the first is the "
-                     "nominal clock, equal to tensor_core.clock. Checked and listed in the report; no governor "
-                     "uses them yet (the chip runs at the first)")
+                     "nominal clock, equal to tensor_core.clock. The platform's power.governor moves between "
+                     "them: core dynamic energy scales with voltage squared and core timing with frequency")
           .check("dvfs points go from the highest frequency down, voltage never rising", [](const ChipEnergyConfig& c,
                                                                                             const Node& node) {
             for (std::size_t i = 1; i < c.dvfs.size(); ++i) {
@@ -153,16 +153,44 @@ const Schema<SwitchEnergyConfig>& SwitchEnergyConfig::schema() {
   return s;
 }
 
+const Schema<GovernorConfig>& GovernorConfig::schema() {
+  static const Schema<GovernorConfig> s =
+      Schema<GovernorConfig>("governor",
+                             "DVFS governor of each chip: every response_time it averages the chip's power over the "
+                             "last `window` and moves the core clock (tensor core and vector unit) to the highest "
+                             "point of the chip type's `power.dvfs` predicted to stay under the cap.")
+          .choice("impl", &GovernorConfig::kind,
+                  {{"none", GovernorKind::kNone},
+                   {"cap_rated", GovernorKind::kCapRated},
+                   {"cap_target", GovernorKind::kCapTarget}},
+                  optional("none"),
+                  "none: always the nominal point; cap_rated: cap at the chip's rated_power; cap_target: cap at "
+                  "`target`")
+          .quantity("target", &GovernorConfig::targetW, dim::kPower, optional("0 W"), nonNegative(),
+                    "cap_target: the cap per chip")
+          .quantity("window", &GovernorConfig::windowS, dim::kTime, optional("1 ms"), positive(),
+                    "power is averaged over this window before it is compared with the cap")
+          .quantity("response_time", &GovernorConfig::responseTimeS, dim::kTime, optional("100 us"), positive(),
+                    "decision period: a decision holds until the next one")
+          .number("hysteresis", &GovernorConfig::hysteresis, optional("0.05"), between(0, 0.5),
+                  "raise the clock only when the predicted power is below cap x (1 - hysteresis)")
+          .rule("target", "impl cap_target needs a target > 0, and only it takes one",
+                [](const GovernorConfig& g) { return (g.kind == GovernorKind::kCapTarget) == (g.targetW > 0.0); });
+  return s;
+}
+
 const Schema<PowerManagementConfig>& PowerManagementConfig::schema() {
   static const Schema<PowerManagementConfig> s =
       Schema<PowerManagementConfig>("platform_power",
-                                    "How power is observed: the timeline interval and the sustained-power windows. "
-                                    "Power is reported when every chip type has a `power` section.")
+                                    "How power is observed (timeline interval, sustained-power windows) and managed "
+                                    "(DVFS governor). Power is reported when every chip type has a `power` section.")
           .quantity("interval", &PowerManagementConfig::intervalS, dim::kTime, optional("10 us"), between(1e-9, 1.0),
                     "timeline bin: energy is binned at this interval of simulated time")
           .quantityList("windows", &PowerManagementConfig::windowsS, dim::kTime, optional("[1 ms, 10 ms, 100 ms, 1 s]"),
                         between(1e-9, 3600.0),
                         "sliding windows for sustained power (each is rounded to whole intervals)")
+          .child("governor", &PowerManagementConfig::governor, GovernorConfig::schema(), optional("{}"),
+                 "DVFS power governor")
           .check("windows are at least one interval", [](const PowerManagementConfig& c, const Node& node) {
             for (std::size_t i = 0; i < c.windowsS.size(); ++i) {
               if (c.windowsS[i] < c.intervalS) {

@@ -1,8 +1,8 @@
 #pragma once
 // What the power model needs from the configuration: the energy of each kind of activity and the
 // static power of each unit of a chip type (key `power` of a chip type), the energy of a switch
-// (key `power` of a switch), and how the platform's power is monitored (key `power` of a platform:
-// timeline interval, sustained-power windows).
+// (key `power` of a switch), and how the platform's power is monitored and managed (key `power`
+// of a platform: timeline interval, sustained-power windows, DVFS governor).
 //
 // Energies are per event in SI units (J per FLOP, J per byte, J per command); the power monitor
 // multiplies them with the activity events the timing model emits. Static power is drawn all the
@@ -97,10 +97,30 @@ struct SwitchEnergyConfig {
   static const config::Schema<SwitchEnergyConfig>& schema();
 };
 
+enum class GovernorKind {
+  kNone,       ///< run at the nominal point whatever the power
+  kCapRated,   ///< keep windowed power under the chip's rated power
+  kCapTarget,  ///< keep windowed power under `target`
+};
+
+/// The DVFS governor of each chip: every `response_time` it averages the chip's power over the
+/// last `window` and moves the core clock to the highest operating point predicted to stay under
+/// the cap (dynamic core power scaled by V^2 f).
+struct GovernorConfig {
+  GovernorKind kind = GovernorKind::kNone;
+  double targetW = 0.0;        ///< kCapTarget
+  double windowS = 0.0;        ///< power is averaged over this window
+  double responseTimeS = 0.0;  ///< decision period
+  double hysteresis = 0.0;     ///< raise the clock only when predicted power < cap x (1 - hysteresis)
+
+  static const config::Schema<GovernorConfig>& schema();
+};
+
 /// Key `power` of a platform.
 struct PowerManagementConfig {
   double intervalS = 0.0;        ///< timeline bin
   std::vector<double> windowsS;  ///< sustained-power windows
+  GovernorConfig governor;
 
   static const config::Schema<PowerManagementConfig>& schema();
 };

@@ -119,7 +119,94 @@ ChipPower::ChipPower(std::string name, std::string type, const ChipEnergyConfig&
       m_ratedW(ratedW),
       m_timeline(intervalS) {}
 
+void ChipPower::govern(const GovernorConfig& governor, tlm::ClockDomain& clock) {
+  if (governor.kind == GovernorKind::kNone || m_energy.dvfs.size() < 2) return;
+  m_clock = &clock;
+  m_capW = governor.kind == GovernorKind::kCapRated ? m_ratedW : governor.targetW;
+  m_windowS = governor.windowS;
+  m_responseS = governor.responseTimeS;
+  m_hysteresis = governor.hysteresis;
+  m_nextDecision = m_responseS;
+  m_timeAtPoint.assign(m_energy.dvfs.size(), 0.0);
+}
+
+std::vector<double> ChipPower::timeAtPoints(double endS) const {
+  std::vector<double> times = m_timeAtPoint;
+  if (times.empty()) times.assign(std::max<std::size_t>(1, m_energy.dvfs.size()), 0.0);
+  times[m_point] += std::max(0.0, endS - m_pointSince);
+  return times;
+}
+
+void ChipPower::decideUntil(double time) {
+  while (m_nextDecision <= time) {
+    decide(m_nextDecision);
+    m_nextDecision += m_responseS;
+  }
+}
+
+void ChipPower::decide(double time) {
+  // Dynamic and core energy of [from, to), edge bins in proportion.
+  const double I = m_timeline.interval();
+  const auto energy = [&](double from, double to, double& dynamic, double& core) {
+    dynamic = core = 0.0;
+    for (auto b = static_cast<std::size_t>(std::max(0.0, from) / I); static_cast<double>(b) * I < to; ++b) {
+      const double lo = std::max(from, static_cast<double>(b) * I);
+      const double hi = std::min(to, static_cast<double>(b + 1) * I);
+      if (hi <= lo) continue;
+      dynamic += m_timeline.at(b) * (hi - lo) / I;
+      if (b < m_coreBins.size()) core += m_coreBins[b] * (hi - lo) / I;
+    }
+  };
+  // The window that ends at the next decision is what this one answers for: its part before now
+  // is known; the next response time is predicted from the last one, the core's dynamic power
+  // scaled by C V^2 f to each point (the rest of the chip does not follow the core clock).
+  const double r = std::min(m_responseS, time);
+  if (r <= 0.0) return;
+  double recent = 0.0;
+  double recentCore = 0.0;
+  energy(time - r, time, recent, recentCore);
+  const double window = std::max(m_windowS, m_responseS);
+  double known = 0.0;
+  double knownCore = 0.0;
+  energy(time + m_responseS - window, time, known, knownCore);
+  const double knownSpan = std::min(time, window - m_responseS);
+  const std::vector<DvfsPoint>& points = m_energy.dvfs;
+  const DvfsPoint& now = points[m_point];
+  const auto windowPower = [&](std::size_t k) {
+    const DvfsPoint& p = points[k];
+    const double ratio = (p.voltageV * p.voltageV * p.frequencyHz) / (now.voltageV * now.voltageV * now.frequencyHz);
+    const double next = (recent - recentCore + recentCore * ratio) / r + idleW();
+    return (known + idleW() * knownSpan + next * m_responseS) / (knownSpan + m_responseS);
+  };
+  std::size_t next = m_point;
+  if (windowPower(m_point) > m_capW) {
+    next = points.size() - 1;  // the lowest point when none is predicted under the cap
+    for (std::size_t k = m_point; k < points.size(); ++k) {
+      if (windowPower(k) <= m_capW) {
+        next = k;
+        break;
+      }
+    }
+  } else {
+    for (std::size_t k = 0; k < m_point; ++k) {
+      if (windowPower(k) <= m_capW * (1.0 - m_hysteresis)) {
+        next = k;
+        break;
+      }
+    }
+  }
+  if (next == m_point) return;
+  m_timeAtPoint[m_point] += time - m_pointSince;
+  m_pointSince = time;
+  m_point = next;
+  ++m_changes;
+  m_clock->setScale(points[next].frequencyHz / points.front().frequencyHz);
+  const double v = points[next].voltageV / points.front().voltageV;
+  m_coreEnergyScale = v * v;
+}
+
 void ChipPower::onActivity(const tlm::ActivityEvent& e) {
+  if (m_clock != nullptr) decideUntil(e.start.to_seconds());
   Component component = Component::kTensorCore;
   double joules = 0.0;
   switch (e.activity) {
@@ -169,6 +256,12 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
     case tlm::Activity::kSwitchPackets: return;  // a switch's, not a chip's
   }
   if (joules == 0.0) return;
+  const bool onCore = component == Component::kTensorCore || component == Component::kVectorUnit;
+  if (onCore) joules *= m_coreEnergyScale;
+  if (onCore && m_clock != nullptr) {
+    spread(m_coreBins, m_timeline.interval(), 1.0 / m_timeline.interval(), joules, e.start.to_seconds(),
+           e.time.to_seconds());
+  }
   // Moving data between chips is communication, whatever the phase of the op that sent it.
   const auto phase = component == Component::kFabricPorts ? static_cast<std::size_t>(tlm::LlmPhase::kCommunication)
                                                           : static_cast<std::size_t>(e.phase);
@@ -206,6 +299,7 @@ PowerMonitor::PowerMonitor(const PowerManagementConfig& config, const std::vecto
     }
     m_chips.push_back(std::make_unique<ChipPower>(spec.name, spec.type, *spec.energy, spec.hbmBurstBytes, spec.ratedW,
                                                   config.intervalS));
+    if (spec.coreClock != nullptr) m_chips.back()->govern(config.governor, *spec.coreClock);
   }
   if (switchEnergy != nullptr && switches > 0) m_switches.emplace(*switchEnergy, switches, config.intervalS);
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tlm/ActivityBus.h"
+#include "tlm/ClockDomain.h"
 #include "tlm/power/PowerConfig.h"
 
 namespace scoville::power {
@@ -76,10 +77,29 @@ SustainedPower sustainedPower(const std::vector<double>& binPowerW, double inter
 
 /// One chip's energy. Subscribed to the chip's activity bus; the platform's network events for
 /// the chip's ports are routed to it by PowerMonitor.
+///
+/// With a governor, the chip's DVFS point changes at decision times (multiples of the response
+/// time): a decision at t averages the chip's power over [t - window, t) and picks the highest
+/// point whose predicted power is under the cap (dropping when above it, rising only when the
+/// prediction is below cap x (1 - hysteresis)); the prediction scales the core's (tensor core and
+/// vector unit) dynamic power by V^2 f and keeps the rest. Decisions are taken when the first
+/// event starting at or after their time arrives, from the energy known then; the clock domain's
+/// scale (f / f nominal) then stretches the core's later transactions, and core energy is priced
+/// at (V / V nominal)^2. Static power stays at its nominal-voltage value.
 class ChipPower : public tlm::ActivityListener {
  public:
   ChipPower(std::string name, std::string type, const ChipEnergyConfig& energy, double hbmBurstBytes, double ratedW,
             double intervalS);
+  /// Lets `governor` drive `clock` (no effect for GovernorKind::kNone or fewer than two points).
+  void govern(const GovernorConfig& governor, tlm::ClockDomain& clock);
+  bool governed() const { return m_clock != nullptr; }
+  double capW() const { return m_capW; }
+  /// Time spent at each DVFS point up to `endS` (closes the current one at endS).
+  std::vector<double> timeAtPoints(double endS) const;
+  std::size_t clockChanges() const { return m_changes; }
+  /// The first decision's time (windows starting then are the governor's to answer for).
+  double firstDecisionS() const { return m_responseS; }
+  const std::vector<DvfsPoint>& points() const { return m_energy.dvfs; }
 
   void onActivity(const tlm::ActivityEvent& event) override;
 
@@ -102,6 +122,23 @@ class ChipPower : public tlm::ActivityListener {
   std::array<double, kComponents> m_componentJ{};
   std::array<double, kPhases> m_phaseJ{};
   EnergyTimeline m_timeline;
+
+  /// Takes every decision due at or before `time`.
+  void decideUntil(double time);
+  void decide(double time);
+  // Governor state (m_clock null: not governed).
+  tlm::ClockDomain* m_clock = nullptr;
+  double m_capW = 0.0;
+  double m_windowS = 0.0;
+  double m_responseS = 0.0;
+  double m_hysteresis = 0.0;
+  std::size_t m_point = 0;         ///< current DVFS point
+  double m_coreEnergyScale = 1.0;  ///< (V / V nominal)^2 at the current point
+  double m_nextDecision = 0.0;
+  double m_pointSince = 0.0;
+  std::vector<double> m_timeAtPoint;
+  std::size_t m_changes = 0;
+  std::vector<double> m_coreBins;  ///< core dynamic energy per fine bin, for the prediction
 };
 
 /// Every switch of the fabric together (one switch type per platform).
@@ -133,6 +170,7 @@ struct ChipPowerSpec {
   double ratedW = 0.0;
   const ChipEnergyConfig* energy = nullptr;  ///< null: the chip type has no `power` section
   double hbmBurstBytes = 0.0;
+  tlm::ClockDomain* coreClock = nullptr;  ///< what a governor scales (null: no governor)
 };
 
 /// The power of a whole platform: a ChipPower per chip with an energy model, the switches, and
@@ -178,6 +216,8 @@ class PowerMonitor : public tlm::ActivityListener {
   std::optional<SwitchPower> m_switches;
   std::vector<std::string> m_missing;
   std::vector<int> m_mirrorOf;  ///< per chip: -1, or the chip it mirrors
+
+  nlohmann::ordered_json dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double endS) const;
 };
 
 }  // namespace scoville::power

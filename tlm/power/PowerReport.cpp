@@ -92,6 +92,34 @@ double energyIn(const EnergyTimeline& t, double startS, double endS) {
 
 }  // namespace
 
+Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double endS) const {
+  Json j;
+  const GovernorConfig& g = m_config.governor;
+  j["governor"] = !chip.governed() ? "none" : g.kind == GovernorKind::kCapRated ? "cap_rated" : "cap_target";
+  j["cap_w"] = chip.governed() ? Json(chip.capW()) : Json(nullptr);
+  const std::vector<double> times = chip.timeAtPoints(endS);
+  Json points = Json::array();
+  for (std::size_t k = 0; k < chip.points().size(); ++k) {
+    points.push_back({{"frequency_hz", chip.points()[k].frequencyHz},
+                      {"voltage_v", chip.points()[k].voltageV},
+                      {"time_s", k < times.size() ? times[k] : 0.0}});
+  }
+  j["points"] = std::move(points);
+  j["changes"] = chip.clockChanges();
+  if (chip.governed()) {
+    // The highest power over the governor's window once it has decided for the first time.
+    const double I = m_config.intervalS;
+    const auto first = std::min(watts.size(), static_cast<std::size_t>(std::ceil(chip.firstDecisionS() / I - 1e-9)));
+    const std::vector<double> after(watts.begin() + static_cast<std::ptrdiff_t>(first), watts.end());
+    const auto bins = static_cast<std::size_t>(std::max(1.0, std::round(g.windowS / I)));
+    const SustainedPower s = sustainedPower(after, I, bins, chip.capW());
+    j["window_s"] = s.windowS;
+    j["max_w_after_first_decision"] = s.fits ? Json(s.maxW) : Json(nullptr);
+    j["windows_over_cap_after_first_decision"] = s.violations;
+  }
+  return j;
+}
+
 Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& window) const {
   Json j;
   if (!modelled()) {
@@ -159,6 +187,7 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     entry["sustained"] = s.sustained;
     entry["by_component_j"] = std::move(byComponent);
     entry["by_phase_j"] = std::move(byPhase);
+    entry["dvfs"] = dvfsJson(chip, s.watts, endS);
     chips.push_back(std::move(entry));
   }
   double switchJ = 0.0;
