@@ -37,6 +37,22 @@ struct RunOptions {
   bool exactAllChips = false;
 };
 
+/// Adds to each chip's `power.chips[].dvfs` the time its core clock below nominal added to its
+/// tensor-core and vector-unit transactions (a mirror: its leader's).
+void addThrottledTime(nlohmann::ordered_json& power, const nlohmann::ordered_json& stats) {
+  if (!power.contains("chips")) return;
+  const nlohmann::ordered_json& chips = stats["platform"]["groups"];
+  for (nlohmann::ordered_json& chip : power["chips"]) {
+    const std::string name =
+        chip["mirror_of"].is_null() ? chip["chip"].get<std::string>() : chip["mirror_of"].get<std::string>();
+    double throttled = 0.0;
+    for (const char* unit : {"tensor_core", "vector_unit"}) {
+      throttled += chips[name]["groups"][unit]["stats"]["throttled_time"]["value"].get<double>();
+    }
+    chip["dvfs"]["throttled_compute_s"] = throttled;
+  }
+}
+
 /// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
 /// peak, and its collective bytes at the chip's fabric injection rate.
 struct ChipBounds {
@@ -340,6 +356,7 @@ int runCommand(const Args& args, std::ostream& out) {
   }
   report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
   report["power"] = platform.power().report(sc_core::sc_time_stamp().to_seconds(), window);
+  addThrottledTime(report["power"], stats);
   report["stats"] = stats;
   report["protocol"] = {{"checked_transactions", tlm::ProtocolChecker::checkedTransactions()},
                         {"violations", tlm::ProtocolChecker::violations()}};

@@ -36,6 +36,7 @@ struct ActivityEvent {
   double amount = 0.0;
   Precision precision = Precision::kBf16;
   LlmPhase phase = LlmPhase::kDecode;
+  OpBlock block = OpBlock::kOther;
   sc_core::sc_time start;  ///< when the activity begins (the unit starts on the transaction)
   sc_core::sc_time time;   ///< when the activity ends (the transaction's completion)
   const char* source = "";
@@ -73,7 +74,8 @@ class ActivitySource {
   void emit(Activity activity, double amount, const OpExtension& op, const sc_core::sc_time& start,
             const sc_core::sc_time& end, int chip = -1) const {
     if (m_bus == nullptr || !m_bus->active() || amount == 0.0) return;
-    m_bus->emit(ActivityEvent{activity, amount, op.precision, op.phase, std::min(start, end), end, m_source, chip});
+    m_bus->emit(
+        ActivityEvent{activity, amount, op.precision, op.phase, op.block, std::min(start, end), end, m_source, chip});
   }
 
  private:

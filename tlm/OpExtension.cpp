@@ -17,6 +17,18 @@ const char* opKindName(OpKind kind) {
   return "?";
 }
 
+const char* opBlockName(OpBlock block) {
+  switch (block) {
+    case OpBlock::kEmbedding: return "embedding";
+    case OpBlock::kAttention: return "attention";
+    case OpBlock::kDenseFfn: return "dense_ffn";
+    case OpBlock::kMoe: return "moe";
+    case OpBlock::kLmHead: return "lm_head";
+    case OpBlock::kOther: return "other";
+  }
+  return "?";
+}
+
 OpExtension& opOf(::tlm::tlm_generic_payload& payload) {
   OpExtension* ext = payload.get_extension<OpExtension>();
   if (ext == nullptr) throw std::logic_error("payload without scoville::tlm::OpExtension");

@@ -36,6 +36,18 @@ inline bool isMemoryRead(OpKind kind) {
 /// The phase of LLM serving a transaction belongs to. Not a tlm_phase.
 enum class LlmPhase { kPrefill, kDecode, kCommunication };
 
+/// The kind of layer (block of the model) a transaction works for, for energy breakdowns.
+enum class OpBlock {
+  kEmbedding,
+  kAttention,  ///< projections, attention and its KV traffic, the layer's norms
+  kDenseFfn,
+  kMoe,  ///< router, routed and shared experts, dispatch and combine
+  kLmHead,
+  kOther,  ///< collectives, pipeline hand-offs, KV transfers and swaps
+};
+inline constexpr std::size_t kOpBlocks = 6;
+const char* opBlockName(OpBlock block);
+
 /// Shape of a (batched) GEMM: `count` independent (M x K) * (K x N) products.
 struct GemmShape {
   uint64_t m = 0;
@@ -58,6 +70,7 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   GemmShape shape;                         ///< GEMM shape; meaningful for kGemm only
   Precision precision = Precision::kBf16;  ///< compute precision of a GEMM / element format of data
   LlmPhase phase = LlmPhase::kDecode;      ///< for per-phase statistics and power attribution
+  OpBlock block = OpBlock::kOther;         ///< for per-layer-kind power attribution
   double elementOps = 0.0;                 ///< element operations of a kVector op
   uint64_t requestId = 0;                  ///< serving request this op belongs to (0: shared, e.g. weights)
   uint32_t layer = 0;                      ///< transformer layer index (0-based; layers = LM head)

@@ -39,14 +39,15 @@ void StepDriver::post(StepPlan plan, const StepDriver* leader) {
 }
 
 bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
-                       const tlm::GemmShape* gemm, uint32_t layer, tlm::LlmPhase phase, double elementOps) {
+                       const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps) {
   tlm::PayloadRef payload(m_pool);
   tlm::OpExtension& op = payload.op();
   op.kind = kind;
   op.bytes = bytes;
   op.precision = m_plan.computePrecision;
-  op.phase = phase;
-  op.layer = layer;
+  op.phase = planned.phase;
+  op.block = planned.block;
+  op.layer = planned.layer;
   if (gemm != nullptr) op.shape = *gemm;
   op.elementOps = elementOps;
   payload->set_address(address);
@@ -55,8 +56,8 @@ bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t addr
                                                                                      : ::tlm::TLM_READ_COMMAND);
   port.transport(*payload);
   if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE && m_error.empty()) {
-    m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", layer, tlm::opKindName(kind), address,
-                          bytes, payload->get_response_string());
+    m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", planned.layer, tlm::opKindName(kind),
+                          address, bytes, payload->get_response_string());
     return false;
   }
   return true;
@@ -74,7 +75,7 @@ void StepDriver::loadStream() {
       if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
       m_timings[i].loadStart = sc_core::sc_time_stamp();
       for (const MemoryAccess& access : op.accesses) {
-        if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op.layer, op.phase)) break;
+        if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op)) break;
       }
       loadPort.sync();
       m_timings[i].loadEnd = sc_core::sc_time_stamp();
@@ -140,10 +141,9 @@ bool StepDriver::runStep() {
     }
     m_timings[i].computeStart = sc_core::sc_time_stamp();
     for (const tlm::GemmShape& gemm : op.gemms) {
-      if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op.layer, op.phase)) return false;
+      if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op)) return false;
     }
-    if (op.vectorOps > 0 &&
-        !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op.layer, op.phase, op.vectorOps)) {
+    if (op.vectorOps > 0 && !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op, op.vectorOps)) {
       return false;
     }
     computePort.sync();

@@ -106,7 +106,7 @@ class StepDriver : public sc_core::sc_module {
   /// Runs what follows op i's compute: its collective and its pipeline send.
   bool runAfter(const PlannedOp& op, std::size_t i);
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
-             uint32_t layer, tlm::LlmPhase phase, double elementOps = 0.0);
+             const PlannedOp& planned, double elementOps = 0.0);
 
   StepPlan m_plan;
   std::vector<OpTiming> m_timings;

@@ -247,6 +247,7 @@ class StepPlanner::Builder {
     op.name = name;
     op.layer = layer;
     op.phase = phase;
+    op.block = blockOf(op.name);
     return op;
   }
 

@@ -45,10 +45,14 @@ struct PlannedOp {
   PlannedCollective after{};                     ///< run by the tensor-parallel group once this op has computed
   uint64_t sendNext = 0;                         ///< bytes sent to the same rank of the next pipeline stage after that
   tlm::LlmPhase phase = tlm::LlmPhase::kDecode;  ///< the phase its transactions are attributed to
+  tlm::OpBlock block = tlm::OpBlock::kOther;     ///< the kind of layer it belongs to (blockOf(name))
 
   uint64_t bytes() const;
   double flops() const;
 };
+
+/// The kind of layer an op class (PlannedOp::name) belongs to.
+tlm::OpBlock blockOf(const std::string& opName);
 
 /// Which slice of the model a chip computes. Tensor parallelism (Megatron-style): query heads, KV
 /// heads (replicated when there are fewer than tp), FFN and expert columns and vocabulary rows

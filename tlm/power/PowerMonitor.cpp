@@ -267,6 +267,7 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
                                                           : static_cast<std::size_t>(e.phase);
   m_componentJ[static_cast<std::size_t>(component)] += joules;
   m_phaseJ[std::min(phase, kPhases - 1)] += joules;
+  m_blockJ[std::min(static_cast<std::size_t>(e.block), tlm::kOpBlocks - 1)] += joules;
   m_timeline.add(joules, phase, e.start.to_seconds(), e.time.to_seconds());
 }
 

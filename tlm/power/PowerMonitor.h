@@ -109,6 +109,8 @@ class ChipPower : public tlm::ActivityListener {
   double idleW() const { return m_energy.idleW(); }
   const std::array<double, kComponents>& componentJ() const { return m_componentJ; }
   const std::array<double, kPhases>& phaseJ() const { return m_phaseJ; }
+  /// Dynamic energy by the kind of layer the transactions worked for (tlm::OpBlock order).
+  const std::array<double, tlm::kOpBlocks>& blockJ() const { return m_blockJ; }
   double dynamicJ() const;
   const EnergyTimeline& timeline() const { return m_timeline; }
   EnergyTimeline& timeline() { return m_timeline; }
@@ -121,6 +123,7 @@ class ChipPower : public tlm::ActivityListener {
   double m_ratedW;
   std::array<double, kComponents> m_componentJ{};
   std::array<double, kPhases> m_phaseJ{};
+  std::array<double, tlm::kOpBlocks> m_blockJ{};
   EnergyTimeline m_timeline;
 
   /// Takes every decision due at or before `time`.

@@ -174,6 +174,9 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     for (std::size_t p = 0; p < kPhases; ++p) byPhase[phaseName(p)] = chip.phaseJ()[p];
     byPhase["static_busy"] = chip.idleW() * (endS - idleS);
     byPhase["idle"] = chip.idleW() * idleS;
+    Json byBlock;
+    for (std::size_t k = 0; k < tlm::kOpBlocks; ++k)
+      byBlock[tlm::opBlockName(static_cast<tlm::OpBlock>(k))] = chip.blockJ()[k];
 
     Json entry;
     entry["chip"] = m_chips[c]->name();
@@ -187,6 +190,7 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     entry["sustained"] = s.sustained;
     entry["by_component_j"] = std::move(byComponent);
     entry["by_phase_j"] = std::move(byPhase);
+    entry["by_layer_kind_j"] = std::move(byBlock);
     entry["dvfs"] = dvfsJson(chip, s.watts, endS);
     chips.push_back(std::move(entry));
   }
