@@ -168,8 +168,9 @@ const Schema<GovernorConfig>& GovernorConfig::schema() {
                   "`target`")
           .quantity("target", &GovernorConfig::targetW, dim::kPower, optional("0 W"), nonNegative(),
                     "cap_target: the cap per chip")
-          .quantity("window", &GovernorConfig::windowS, dim::kTime, optional("1 ms"), positive(),
-                    "power is averaged over this window before it is compared with the cap")
+          .quantity("window", &GovernorConfig::windowS, dim::kTime, optional("10 ms"), positive(),
+                    "the cap holds for power averaged over this window (a transaction keeps the clock it started "
+                    "with, so windows shorter than the longest GEMM, a few ms in prefill, can overshoot)")
           .quantity("response_time", &GovernorConfig::responseTimeS, dim::kTime, optional("100 us"), positive(),
                     "decision period: a decision holds until the next one")
           .number("hysteresis", &GovernorConfig::hysteresis, optional("0.05"), between(0, 0.5),

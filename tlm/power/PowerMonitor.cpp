@@ -47,12 +47,15 @@ void spread(std::vector<double>& bins, double interval, double perInterval, doub
 }  // namespace
 
 EnergyTimeline::EnergyTimeline(double intervalS)
-    : m_interval(intervalS), m_coarseInterval(intervalS * std::max(1.0, std::round(1e-3 / intervalS))) {}
+    : m_interval(intervalS),
+      m_coarseInterval(intervalS * std::max(1.0, std::round(1e-3 / intervalS))),
+      m_perInterval(1.0 / m_interval),
+      m_perCoarseInterval(1.0 / m_coarseInterval) {}
 
 void EnergyTimeline::add(double joules, std::size_t phase, double startS, double endS) {
   if (joules == 0.0) return;
-  spread(m_bins, m_interval, 1.0 / m_interval, joules, startS, endS);
-  spread(m_coarse[std::min(phase, kPhases - 1)], m_coarseInterval, 1.0 / m_coarseInterval, joules, startS, endS);
+  spread(m_bins, m_interval, m_perInterval, joules, startS, endS);
+  spread(m_coarse[std::min(phase, kPhases - 1)], m_coarseInterval, m_perCoarseInterval, joules, startS, endS);
 }
 
 double EnergyTimeline::phaseEnergy(std::size_t phase, double startS, double endS) const {
@@ -178,11 +181,14 @@ void ChipPower::decide(double time) {
     const double next = (recent - recentCore + recentCore * ratio) / r + idleW();
     return (known + idleW() * knownSpan + next * m_responseS) / (knownSpan + m_responseS);
   };
+  // Aim half the hysteresis under the cap: a guard band for the prediction and for transactions
+  // already running at the old clock.
+  const double aim = m_capW * (1.0 - 0.5 * m_hysteresis);
   std::size_t next = m_point;
-  if (windowPower(m_point) > m_capW) {
-    next = points.size() - 1;  // the lowest point when none is predicted under the cap
+  if (windowPower(m_point) > aim) {
+    next = points.size() - 1;  // the lowest point when none is predicted under the aim
     for (std::size_t k = m_point; k < points.size(); ++k) {
-      if (windowPower(k) <= m_capW) {
+      if (windowPower(k) <= aim) {
         next = k;
         break;
       }

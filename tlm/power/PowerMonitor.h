@@ -51,6 +51,8 @@ class EnergyTimeline {
  private:
   double m_interval;
   double m_coarseInterval;
+  double m_perInterval;
+  double m_perCoarseInterval;
   std::vector<double> m_bins;
   std::array<std::vector<double>, kPhases> m_coarse;
 };

@@ -61,7 +61,10 @@ Series seriesOf(std::vector<double> watts, const PowerManagementConfig& config, 
   }
   for (const double window : config.windowsS) {
     const auto bins = static_cast<std::size_t>(std::max(1.0, std::round(window / config.intervalS)));
-    s.sustained.push_back(sustainedJson(sustainedPower(s.watts, config.intervalS, bins, limitW), limitW));
+    SustainedPower sustained = sustainedPower(s.watts, config.intervalS, bins, limitW);
+    // A window of whole bins is reported as configured (not as bins x interval, off in the last digit).
+    if (std::fabs(sustained.windowS - window) <= 1e-9 * window) sustained.windowS = window;
+    s.sustained.push_back(sustainedJson(sustained, limitW));
   }
   return s;
 }
