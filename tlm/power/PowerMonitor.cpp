@@ -141,6 +141,12 @@ std::vector<double> ChipPower::timeAtPoints(double endS) const {
 }
 
 void ChipPower::decideUntil(double time) {
+  // Idle at the nominal point since before the window: nothing to decide until `time` (a long
+  // idle gap would otherwise cost a decision per response time).
+  if (m_point == 0 && m_nextDecision <= time && m_nextDecision - std::max(m_windowS, m_responseS) > m_lastEnd &&
+      idleW() <= m_capW * (1.0 - 0.5 * m_hysteresis)) {
+    m_nextDecision += std::floor((time - m_nextDecision) / m_responseS) * m_responseS;
+  }
   while (m_nextDecision <= time) {
     decide(m_nextDecision);
     m_nextDecision += m_responseS;
@@ -212,7 +218,10 @@ void ChipPower::decide(double time) {
 }
 
 void ChipPower::onActivity(const tlm::ActivityEvent& e) {
-  if (m_clock != nullptr) decideUntil(e.start.to_seconds());
+  if (m_clock != nullptr) {
+    decideUntil(e.start.to_seconds());
+    m_lastEnd = std::max(m_lastEnd, e.time.to_seconds());
+  }
   Component component = Component::kTensorCore;
   double joules = 0.0;
   switch (e.activity) {

@@ -140,6 +140,7 @@ class ChipPower : public tlm::ActivityListener {
   std::size_t m_point = 0;         ///< current DVFS point
   double m_coreEnergyScale = 1.0;  ///< (V / V nominal)^2 at the current point
   double m_nextDecision = 0.0;
+  double m_lastEnd = 0.0;  ///< latest end of an event seen (energy may lie up to there)
   double m_pointSince = 0.0;
   std::vector<double> m_timeAtPoint;
   std::size_t m_changes = 0;
