@@ -58,6 +58,17 @@ void EnergyTimeline::add(double joules, std::size_t phase, double startS, double
   spread(m_coarse[std::min(phase, kPhases - 1)], m_coarseInterval, m_perCoarseInterval, joules, startS, endS);
 }
 
+double energyIn(const std::vector<double>& bins, double interval, double from, double to) {
+  double sum = 0.0;
+  for (auto b = static_cast<std::size_t>(std::max(0.0, from) / interval);
+       b < bins.size() && static_cast<double>(b) * interval < to; ++b) {
+    const double lo = std::max(from, static_cast<double>(b) * interval);
+    const double hi = std::min(to, static_cast<double>(b + 1) * interval);
+    if (hi > lo) sum += bins[b] * (hi - lo) / interval;
+  }
+  return sum;
+}
+
 double EnergyTimeline::phaseEnergy(std::size_t phase, double startS, double endS) const {
   const std::vector<double>& bins = m_coarse[phase];
   double sum = 0.0;
@@ -154,17 +165,11 @@ void ChipPower::decideUntil(double time) {
 }
 
 void ChipPower::decide(double time) {
-  // Dynamic and core energy of [from, to), edge bins in proportion.
+  // Dynamic and core energy of [from, to).
   const double I = m_timeline.interval();
   const auto energy = [&](double from, double to, double& dynamic, double& core) {
-    dynamic = core = 0.0;
-    for (auto b = static_cast<std::size_t>(std::max(0.0, from) / I); static_cast<double>(b) * I < to; ++b) {
-      const double lo = std::max(from, static_cast<double>(b) * I);
-      const double hi = std::min(to, static_cast<double>(b + 1) * I);
-      if (hi <= lo) continue;
-      dynamic += m_timeline.at(b) * (hi - lo) / I;
-      if (b < m_coreBins.size()) core += m_coreBins[b] * (hi - lo) / I;
-    }
+    dynamic = energyIn(m_timeline.fine(), I, from, to);
+    core = energyIn(m_coreBins, I, from, to);
   };
   // The window that ends at the next decision is what this one answers for: its part before now
   // is known; the next response time is predicted from the last one, the core's dynamic power

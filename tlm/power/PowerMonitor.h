@@ -45,6 +45,8 @@ class EnergyTimeline {
   std::size_t bins() const { return m_bins.size(); }
   /// Dynamic energy of fine bin `b`.
   double at(std::size_t b) const { return b < m_bins.size() ? m_bins[b] : 0.0; }
+  /// The fine bins (zeros past the last event).
+  const std::vector<double>& fine() const { return m_bins; }
   /// Dynamic energy of `phase` in [startS, endS), coarse bins cut in proportion at the edges.
   double phaseEnergy(std::size_t phase, double startS, double endS) const;
 
@@ -56,6 +58,9 @@ class EnergyTimeline {
   std::vector<double> m_bins;
   std::array<std::vector<double>, kPhases> m_coarse;
 };
+
+/// Energy of `bins` (of width `interval` from time 0) in [from, to), edge bins in proportion.
+double energyIn(const std::vector<double>& bins, double interval, double from, double to);
 
 /// Sustained power over one window length, and the runs of windows above a limit.
 struct SustainedPower {

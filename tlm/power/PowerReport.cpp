@@ -80,19 +80,6 @@ Json timelineOf(const std::vector<double>& watts, std::size_t stride) {
   return points;
 }
 
-/// Dynamic energy of fine bins in [startS, endS), edge bins in proportion.
-double energyIn(const EnergyTimeline& t, double startS, double endS) {
-  double sum = 0.0;
-  const double I = t.interval();
-  const auto first = static_cast<std::size_t>(std::max(0.0, startS) / I);
-  for (std::size_t b = first; b < t.bins() && static_cast<double>(b) * I < endS; ++b) {
-    const double lo = std::max(startS, static_cast<double>(b) * I);
-    const double hi = std::min(endS, static_cast<double>(b + 1) * I);
-    if (hi > lo) sum += t.at(b) * (hi - lo) / I;
-  }
-  return sum;
-}
-
 }  // namespace
 
 Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double endS) const {
@@ -241,10 +228,10 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     std::array<double, kPhases> phase{};
     for (std::size_t c = 0; c < m_chips.size(); ++c) {
       const ChipPower& chip = *m_chips[m_mirrorOf[c] >= 0 ? static_cast<std::size_t>(m_mirrorOf[c]) : c];
-      energy += energyIn(chip.timeline(), ws, we) + chip.idleW() * duration;
+      energy += energyIn(chip.timeline().fine(), I, ws, we) + chip.idleW() * duration;
       for (std::size_t k = 0; k < kPhases; ++k) phase[k] += chip.timeline().phaseEnergy(k, ws, we);
     }
-    if (m_switches) energy += energyIn(m_switches->timeline(), ws, we) + m_switches->staticW() * duration;
+    if (m_switches) energy += energyIn(m_switches->timeline().fine(), I, ws, we) + m_switches->staticW() * duration;
     // Prefill and decode carry their own dynamic energy and a share of the rest (communication,
     // static, switches) in proportion to it.
     const double compute = phase[0] + phase[1];
