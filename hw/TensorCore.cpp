@@ -60,9 +60,8 @@ sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc
     return arrival;
   }
   const sc_core::sc_time start = std::max(arrival, m_busyUntil);
-  const double scale = m_clock != nullptr ? m_clock->scale() : 1.0;
-  m_busyUntil = start + tlm::durationCeil(static_cast<double>(cycles) / (m_config.clockHz * scale));
-  if (scale != 1.0) m_throttledTime.add(static_cast<double>(cycles) / m_config.clockHz * (1.0 / scale - 1.0));
+  m_busyUntil = start + tlm::durationCeil(m_clock->seconds(static_cast<double>(cycles), m_config.clockHz));
+  m_throttledTime.add(m_clock->stretch(static_cast<double>(cycles), m_config.clockHz));
 
   const double flops = op.shape.flops();
   m_gemms.add();

@@ -32,7 +32,8 @@ class TensorCore : public TimedTarget {
 
   const TensorCoreConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
-  /// Runs on `clock` (DVFS lowers its scale); without one, always at the configured clock.
+  /// Runs on `clock` (DVFS lowers its scale); by default on a domain of its own, at the
+  /// configured clock.
   void setClockDomain(const tlm::ClockDomain& clock) { m_clock = &clock; }
 
   /// Cycles for one GEMM under the model above; 0 when precision p is unsupported.
@@ -46,7 +47,8 @@ class TensorCore : public TimedTarget {
 
   TensorCoreConfig m_config;
   sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
-  const tlm::ClockDomain* m_clock = nullptr;
+  tlm::ClockDomain m_nominalClock;
+  const tlm::ClockDomain* m_clock = &m_nominalClock;
 
   stats::Group m_stats;
   stats::Counter& m_gemms;

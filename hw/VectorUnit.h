@@ -18,7 +18,8 @@ class VectorUnit : public TimedTarget {
   VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConfig& config);
 
   const stats::Group& stats() const { return m_stats; }
-  /// Runs on `clock` (DVFS lowers its scale); without one, always at the configured clock.
+  /// Runs on `clock` (DVFS lowers its scale); by default on a domain of its own, at the
+  /// configured clock.
   void setClockDomain(const tlm::ClockDomain& clock) { m_clock = &clock; }
   /// Cycles for `elementOps` element operations.
   static uint64_t cycles(const VectorUnitConfig& config, double elementOps);
@@ -28,7 +29,8 @@ class VectorUnit : public TimedTarget {
 
   VectorUnitConfig m_config;
   sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
-  const tlm::ClockDomain* m_clock = nullptr;
+  tlm::ClockDomain m_nominalClock;
+  const tlm::ClockDomain* m_clock = &m_nominalClock;
   stats::Group m_stats;
   stats::Counter& m_ops;
   stats::Counter& m_elementOps;

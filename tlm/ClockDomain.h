@@ -10,6 +10,12 @@ class ClockDomain {
   /// Current frequency over the nominal one, in (0, 1].
   double scale() const { return m_scale; }
   void setScale(double scale) { m_scale = scale; }
+  /// Seconds `cycles` of a unit clocked at `nominalHz` take at the current scale.
+  double seconds(double cycles, double nominalHz) const { return cycles / (nominalHz * m_scale); }
+  /// What the current scale adds to those seconds (0 at nominal).
+  double stretch(double cycles, double nominalHz) const {
+    return m_scale != 1.0 ? cycles / nominalHz * (1.0 / m_scale - 1.0) : 0.0;
+  }
 
  private:
   double m_scale = 1.0;

@@ -155,7 +155,7 @@ void ChipPower::decideUntil(double time) {
   // Idle at the nominal point since before the window: nothing to decide until `time` (a long
   // idle gap would otherwise cost a decision per response time).
   if (m_point == 0 && m_nextDecision <= time && m_nextDecision - std::max(m_windowS, m_responseS) > m_lastEnd &&
-      idleW() <= m_capW * (1.0 - 0.5 * m_hysteresis)) {
+      idleW() <= aimW()) {
     m_nextDecision += std::floor((time - m_nextDecision) / m_responseS) * m_responseS;
   }
   while (m_nextDecision <= time) {
@@ -165,24 +165,16 @@ void ChipPower::decideUntil(double time) {
 }
 
 void ChipPower::decide(double time) {
-  // Dynamic and core energy of [from, to).
   const double I = m_timeline.interval();
-  const auto energy = [&](double from, double to, double& dynamic, double& core) {
-    dynamic = energyIn(m_timeline.fine(), I, from, to);
-    core = energyIn(m_coreBins, I, from, to);
-  };
   // The window that ends at the next decision is what this one answers for: its part before now
   // is known; the next response time is predicted from the last one, the core's dynamic power
   // scaled by C V^2 f to each point (the rest of the chip does not follow the core clock).
   const double r = std::min(m_responseS, time);
   if (r <= 0.0) return;
-  double recent = 0.0;
-  double recentCore = 0.0;
-  energy(time - r, time, recent, recentCore);
+  const double recent = energyIn(m_timeline.fine(), I, time - r, time);
+  const double recentCore = energyIn(m_coreBins, I, time - r, time);
   const double window = std::max(m_windowS, m_responseS);
-  double known = 0.0;
-  double knownCore = 0.0;
-  energy(time + m_responseS - window, time, known, knownCore);
+  const double known = energyIn(m_timeline.fine(), I, time + m_responseS - window, time);
   const double knownSpan = std::min(time, window - m_responseS);
   const std::vector<DvfsPoint>& points = m_energy.dvfs;
   const DvfsPoint& now = points[m_point];
@@ -192,9 +184,7 @@ void ChipPower::decide(double time) {
     const double next = (recent - recentCore + recentCore * ratio) / r + idleW();
     return (known + idleW() * knownSpan + next * m_responseS) / (knownSpan + m_responseS);
   };
-  // Aim half the hysteresis under the cap: a guard band for the prediction and for transactions
-  // already running at the old clock.
-  const double aim = m_capW * (1.0 - 0.5 * m_hysteresis);
+  const double aim = aimW();
   std::size_t next = m_point;
   if (windowPower(m_point) > aim) {
     next = points.size() - 1;  // the lowest point when none is predicted under the aim

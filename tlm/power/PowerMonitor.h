@@ -133,6 +133,9 @@ class ChipPower : public tlm::ActivityListener {
   std::array<double, tlm::kOpBlocks> m_blockJ{};
   EnergyTimeline m_timeline;
 
+  /// What decisions aim under: half the hysteresis below the cap, a guard band for the
+  /// prediction and for transactions already running at the old clock.
+  double aimW() const { return m_capW * (1.0 - 0.5 * m_hysteresis); }
   /// Takes every decision due at or before `time`.
   void decideUntil(double time);
   void decide(double time);

@@ -80,6 +80,43 @@ Json timelineOf(const std::vector<double>& watts, std::size_t stride) {
   return points;
 }
 
+/// A chip's entry in `power.chips` (its own name, as not a mirror).
+Json chipEntry(const ChipPower& chip, const Series& s, std::size_t bins, double I, double endS, Json dvfs) {
+  // Static energy of bins where the chip did nothing is its idle energy.
+  double idleS = 0.0;
+  for (std::size_t b = 0; b < bins; ++b) {
+    if (chip.timeline().at(b) == 0.0) idleS += binWidth(b, bins, I, endS);
+  }
+  const double chipStaticJ = chip.idleW() * endS;
+  Json byComponent;
+  for (std::size_t k = 0; k < kComponents; ++k)
+    byComponent[componentName(static_cast<Component>(k))] = chip.componentJ()[k];
+  byComponent["static"] = chipStaticJ;
+  Json byPhase;
+  for (std::size_t p = 0; p < kPhases; ++p) byPhase[phaseName(p)] = chip.phaseJ()[p];
+  byPhase["static_busy"] = chip.idleW() * (endS - idleS);
+  byPhase["idle"] = chip.idleW() * idleS;
+  Json byBlock;
+  for (std::size_t k = 0; k < tlm::kOpBlocks; ++k)
+    byBlock[tlm::opBlockName(static_cast<tlm::OpBlock>(k))] = chip.blockJ()[k];
+
+  Json entry;
+  entry["chip"] = chip.name();
+  entry["type"] = chip.type();
+  entry["mirror_of"] = nullptr;
+  entry["rated_w"] = chip.ratedW();
+  entry["idle_w"] = chip.idleW();
+  entry["energy_j"] = chip.dynamicJ() + chipStaticJ;
+  entry["average_w"] = endS > 0 ? (chip.dynamicJ() + chipStaticJ) / endS : chip.idleW();
+  entry["peak_bin_w"] = s.peakW;
+  entry["sustained"] = s.sustained;
+  entry["by_component_j"] = std::move(byComponent);
+  entry["by_phase_j"] = std::move(byPhase);
+  entry["by_layer_kind_j"] = std::move(byBlock);
+  entry["dvfs"] = std::move(dvfs);
+  return entry;
+}
+
 }  // namespace
 
 Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double endS) const {
@@ -125,8 +162,9 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
   const std::size_t bins = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(endS / I - 1e-9)));
   const std::size_t stride = std::max<std::size_t>(1, (bins + kTimelinePoints - 1) / kTimelinePoints);
 
-  // One series per simulated chip; mirrors reuse their leader's.
+  // One series and one entry per simulated chip; a mirror reuses its leader's, under its own name.
   std::map<std::size_t, Series> series;
+  std::map<std::size_t, Json> entries;
   std::vector<double> platformW(bins, 0.0);
   double ratedW = 0.0;
   std::array<double, kComponents> componentJ{};
@@ -143,45 +181,17 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
         watts[b] = chip.timeline().at(b) / binWidth(b, bins, I, endS) + chip.idleW();
       it = series.emplace(src, seriesOf(std::move(watts), m_config, endS, chip.ratedW())).first;
       chipTimelines[chip.name()] = timelineOf(it->second.watts, stride);
+      entries.emplace(src, chipEntry(chip, it->second, bins, I, endS, dvfsJson(chip, it->second.watts, endS)));
     }
     const Series& s = it->second;
     for (std::size_t b = 0; b < bins; ++b) platformW[b] += s.watts[b];
     ratedW += chip.ratedW();
-    // Static energy of bins where the chip did nothing is its idle energy.
-    double idleS = 0.0;
-    for (std::size_t b = 0; b < bins; ++b) {
-      if (chip.timeline().at(b) == 0.0) idleS += binWidth(b, bins, I, endS);
-    }
     const double chipStaticJ = chip.idleW() * endS;
-    Json byComponent;
-    for (std::size_t k = 0; k < kComponents; ++k) {
-      byComponent[componentName(static_cast<Component>(k))] = chip.componentJ()[k];
-      componentJ[k] += chip.componentJ()[k];
-    }
-    byComponent["static"] = chipStaticJ;
+    for (std::size_t k = 0; k < kComponents; ++k) componentJ[k] += chip.componentJ()[k];
     staticJ += chipStaticJ;
-    Json byPhase;
-    for (std::size_t p = 0; p < kPhases; ++p) byPhase[phaseName(p)] = chip.phaseJ()[p];
-    byPhase["static_busy"] = chip.idleW() * (endS - idleS);
-    byPhase["idle"] = chip.idleW() * idleS;
-    Json byBlock;
-    for (std::size_t k = 0; k < tlm::kOpBlocks; ++k)
-      byBlock[tlm::opBlockName(static_cast<tlm::OpBlock>(k))] = chip.blockJ()[k];
-
-    Json entry;
+    Json entry = entries.at(src);
     entry["chip"] = m_chips[c]->name();
-    entry["type"] = chip.type();
     entry["mirror_of"] = m_mirrorOf[c] >= 0 ? Json(chip.name()) : Json(nullptr);
-    entry["rated_w"] = chip.ratedW();
-    entry["idle_w"] = chip.idleW();
-    entry["energy_j"] = chip.dynamicJ() + chipStaticJ;
-    entry["average_w"] = endS > 0 ? (chip.dynamicJ() + chipStaticJ) / endS : chip.idleW();
-    entry["peak_bin_w"] = s.peakW;
-    entry["sustained"] = s.sustained;
-    entry["by_component_j"] = std::move(byComponent);
-    entry["by_phase_j"] = std::move(byPhase);
-    entry["by_layer_kind_j"] = std::move(byBlock);
-    entry["dvfs"] = dvfsJson(chip, s.watts, endS);
     chips.push_back(std::move(entry));
   }
   double switchJ = 0.0;
