@@ -22,6 +22,9 @@ Cycle-approximate SystemC/TLM-2.0 model of multi-chip LLM inference accelerators
 
 commands:
   run              simulate a model and scenario on a platform and write report.json
+  sweep            run a grid of points (concurrencies, platforms, varied keys), one process each
+  merge            combine finished runs into results.json (Pareto frontiers, comparison) and points.csv
+  report           merge runs and render a design-review report (index.html, report.md, plots)
   platform show    print a platform's units and totals
   config-docs      print the configuration reference (Markdown; docs/config.md)
 
@@ -65,6 +68,9 @@ int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     const std::string command = args[0];
     args.erase(args.begin());
     if (command == "run") return runCommand(args, out);
+    if (command == "sweep") return sweepCommand(args, out);
+    if (command == "merge") return mergeCommand(args, out);
+    if (command == "report") return reportCommand(args, out);
     if (command == "config-docs") return configDocsCommand(args, out);
     if (command == "platform") {
       if (!args.empty() && args[0] == "show") {

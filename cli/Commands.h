@@ -26,6 +26,9 @@ using Args = std::vector<std::string>;
 int runCommand(const Args& args, std::ostream& out);
 int platformShowCommand(const Args& args, std::ostream& out);
 int configDocsCommand(const Args& args, std::ostream& out);
+int sweepCommand(const Args& args, std::ostream& out);
+int mergeCommand(const Args& args, std::ostream& out);
+int reportCommand(const Args& args, std::ostream& out);
 
 /// Entry point: dispatches argv[1] to a subcommand and maps exceptions to exit codes.
 int runMain(int argc, char** argv, std::ostream& out, std::ostream& err);

@@ -5,6 +5,9 @@
 
 namespace scoville::cli {
 
+/// Version of report.json's layout (docs/report.md). Bump on any incompatible change.
+inline constexpr int kReportSchemaVersion = 2;
+
 /// Creates `directory` if needed and proves it writable by creating and removing a probe file.
 /// Throws config::ConfigError(kOutputNotWritable) otherwise. Call before simulating.
 void prepareOutputDirectory(const std::string& directory);

@@ -1,5 +1,10 @@
 #include <fmt/format.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -9,6 +14,7 @@
 #include "cli/Commands.h"
 #include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
+#include "cli/RunCsv.h"
 #include "cli/ServingReport.h"
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
@@ -23,9 +29,6 @@ namespace po = boost::program_options;
 namespace scoville::cli {
 
 namespace {
-
-/// Version of report.json's layout (docs/report.md). Bump on any incompatible change.
-constexpr int kReportSchemaVersion = 2;
 
 struct RunOptions {
   InputOptions inputs;
@@ -254,6 +257,12 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
 }  // namespace
 
 int runCommand(const Args& args, std::ostream& out) {
+  // A point of a sweep dies with its sweep: after a kill -9 of the sweep no orphan keeps writing
+  // into the sweep's directory while a restarted sweep redoes the point.
+  if (const char* sweep = std::getenv("SCOVILLE_SWEEP_PID"); sweep != nullptr) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (std::to_string(::getppid()) != sweep) throw SimulationError("the sweep that started this run has ended");
+  }
   RunOptions options;
   po::options_description description("scoville run: simulate a model and scenario on a platform");
   description.add_options()("help,h", "show this help");
@@ -303,6 +312,7 @@ int runCommand(const Args& args, std::ostream& out) {
   platform::Platform platform("platform", inputs.platform);
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window
+  std::string requests;                                      // a serving run's requests.csv
   if (serving) {
     workload::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
                                    inputs.scenarioFiles, !options.exactAllChips);
@@ -317,6 +327,7 @@ int runCommand(const Args& args, std::ostream& out) {
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
+    requests = requestsCsv(engine.records());
     const nlohmann::ordered_json& metrics = report["results"]["metrics"];
     window = power::PowerMonitor::ServingWindow{
         metrics["window_s"]["start"].get<double>(), metrics["window_s"]["end"].get<double>(),
@@ -362,7 +373,13 @@ int runCommand(const Args& args, std::ostream& out) {
                         {"violations", tlm::ProtocolChecker::violations()}};
   if (tlm::ProtocolChecker::violations() > 0) throw SimulationError("TLM base-protocol violations (see warnings)");
 
-  const std::string reportPath = (std::filesystem::path(options.out) / "report.json").string();
+  // report.json last: its presence means the run's files are complete.
+  const std::filesystem::path outDir(options.out);
+  if (serving) writeFileAtomically((outDir / "requests.csv").string(), requests);
+  if (const std::string power = powerTimelineCsv(report["power"]); !power.empty()) {
+    writeFileAtomically((outDir / "power.csv").string(), power);
+  }
+  const std::string reportPath = (outDir / "report.json").string();
   writeFileAtomically(reportPath, report.dump(2) + "\n");
   if (!options.quiet) {
     if (serving) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "test/support/Subprocess.h"
@@ -215,8 +216,13 @@ TEST_F(CliTest, UnknownCommandAndNoCommandAreUsageErrors) {
 }
 
 TEST_F(CliTest, EveryCommandHasHelp) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--help"}, {"run", "--help"}, {"platform", "show", "--help"}, {"config-docs", "--help"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"--help"},
+                                                                                    {"run", "--help"},
+                                                                                    {"platform", "show", "--help"},
+                                                                                    {"config-docs", "--help"},
+                                                                                    {"sweep", "--help"},
+                                                                                    {"merge", "--help"},
+                                                                                    {"report", "--help"}}) {
     const ProcessResult r = runScoville(args);
     EXPECT_EQ(r.exitCode, 0) << args[0];
     EXPECT_NE(r.out.find("usage"), std::string::npos) << r.out;
@@ -234,10 +240,10 @@ TEST_F(CliTest, RunWritesAWholeReportAndItIsDeterministic) {
   EXPECT_EQ(json["inputs"]["platform"]["name"], "jalapeno");
   EXPECT_GT(json["results"]["step_time_s"].get<double>(), 0.0);
   EXPECT_GE(json["results"]["step_time_s"].get<double>(), json["results"]["roofline"]["bound_s"].get<double>());
-  // No temporary files are left beside the report.
-  int entries = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(out())) ++entries;
-  EXPECT_EQ(entries, 1);
+  // The report and the power timeline, and no temporary files beside them.
+  std::set<std::string> files;
+  for (const auto& e : fs::directory_iterator(out())) files.insert(e.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{"power.csv", "report.json"}));
 
   const ProcessResult second = runScoville({"run", "--out", dir.file("again"), "--seed", "7", "-q"});
   ASSERT_EQ(second.exitCode, 0) << second.err;

@@ -38,10 +38,9 @@ void writeFile(const std::string& path, const std::string& content) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-ProcessResult runScoville(const std::vector<std::string>& args) {
-  TempDir capture;
-  const std::string outPath = capture.file("stdout");
-  const std::string errPath = capture.file("stderr");
+namespace {
+
+pid_t spawnScoville(const std::vector<std::string>& args, const std::string& outPath, const std::string& errPath) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -59,6 +58,20 @@ ProcessResult runScoville(const std::vector<std::string>& args) {
   const int rc = ::posix_spawn(&pid, SCOVILLE_BINARY, &actions, nullptr, rawArgv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " SCOVILLE_BINARY);
+  return pid;
+}
+
+}  // namespace
+
+int startScoville(const std::vector<std::string>& args) {
+  return spawnScoville(args, "/dev/null", "/dev/null");
+}
+
+ProcessResult runScoville(const std::vector<std::string>& args) {
+  TempDir capture;
+  const std::string outPath = capture.file("stdout");
+  const std::string errPath = capture.file("stderr");
+  const pid_t pid = spawnScoville(args, outPath, errPath);
   int status = 0;
   ::waitpid(pid, &status, 0);
 

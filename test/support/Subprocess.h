@@ -15,6 +15,9 @@ struct ProcessResult {
 /// Runs SCOVILLE_BINARY with `args` (each passed as one argument, no shell interpretation).
 ProcessResult runScoville(const std::vector<std::string>& args);
 
+/// Starts SCOVILLE_BINARY with `args` in the background (output discarded); returns its pid.
+int startScoville(const std::vector<std::string>& args);
+
 /// A fresh empty directory under the system temp directory, removed by the destructor.
 class TempDir {
  public:

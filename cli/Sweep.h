@@ -1,0 +1,96 @@
+#pragma once
+// A sweep: the grid of points (platforms x varied keys), where each point's run lives, whether a
+// stored result can be reused, and running points as child processes. SystemC elaborates once per
+// process, so every point is a `scoville run` of its own (docs/sweeps.md).
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace scoville::cli::sweep {
+
+/// Version of sweep.json's layout. Bump on any incompatible change.
+inline constexpr int kManifestSchemaVersion = 1;
+
+/// The InferenceX concurrency list, the default axis of a closed-loop serving sweep.
+inline constexpr const char* kDefaultConcurrencies = "1,2,4,8,16,32,64,128,256";
+
+/// One varied key and its values, in the order given. `name` is a --set path (platform.*, model.*,
+/// scenario.*) or an alias: `concurrency` (scenario.load.concurrency) or `chip.KEY` (KEY in every
+/// chip type of the platform).
+struct Axis {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+/// Parses --vary's "KEY=V1,V2,..." (values trimmed; none empty). Throws config::ConfigError
+/// (kBadOverride) naming the option.
+Axis parseAxis(const std::string& option);
+
+/// What every point shares.
+struct Spec {
+  std::vector<std::string> platforms;  ///< --platform values as given, in order
+  std::string model;
+  std::string scenario;
+  std::vector<std::string> sets;  ///< --set options common to every point
+  std::vector<Axis> axes;         ///< outermost first
+  uint64_t seed = 1;
+  std::string timing = "lt";
+};
+
+struct Point {
+  std::size_t index = 0;  ///< position in the sweep (platforms outermost, then axes in order)
+  std::string platform;   ///< --platform as given
+  std::vector<std::pair<std::string, std::string>> coordinates;  ///< axis name -> value
+  std::vector<std::string> sets;  ///< every --set of its run: the common ones, then its axes' (expanded)
+  std::string id;                 ///< its directory under points/: readable, and unique per inputs
+};
+
+/// The --set options that give `axis` the value `value`; `chipTypes` is the platform's number of
+/// chip types (a `chip.KEY` axis sets KEY in each).
+std::vector<std::string> axisSets(const std::string& axis, const std::string& value, std::size_t chipTypes);
+
+/// The grid in sweep order. `chipTypesOf(platform)` gives a platform's number of chip types.
+std::vector<Point> expandGrid(const Spec& spec, const std::function<std::size_t(const std::string&)>& chipTypesOf);
+
+/// argv (after the executable) of the `scoville run` that computes `point` into `pointDir`.
+std::vector<std::string> runArguments(const Spec& spec, const Point& point, const std::string& pointDir);
+
+/// sweep.json: the spec, and every point with its id, coordinates and run arguments.
+nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& points, const std::string& outDir);
+
+/// Why the report at `reportPath` cannot stand for `point` ("" when it can): missing, unreadable,
+/// another schema or version, or other inputs (platform, model, scenario, overrides, seed, timing).
+std::string staleReason(const Spec& spec, const Point& point, const std::string& reportPath);
+
+/// Child processes, each with stdout and stderr in a log file and stdin from /dev/null.
+class ProcessPool {
+ public:
+  /// Starts `executable` with `args`. Throws std::runtime_error when it cannot be started.
+  pid_t spawn(const std::string& executable, const std::vector<std::string>& args, const std::string& logPath);
+  /// Waits up to `timeoutS` for a child to end; returns its pid and exit code (128 + signal if
+  /// killed by one), or nothing if none ended.
+  std::optional<std::pair<pid_t, int>> waitAny(double timeoutS);
+  std::size_t running() const { return m_running.size(); }
+
+ private:
+  std::vector<pid_t> m_running;
+};
+
+/// Runs `executable` with `args`, sharing this process's stdin, stdout and stderr, and returns its
+/// exit code (128 + signal if killed by one). Throws std::runtime_error when it cannot start.
+int runAndWait(const std::string& executable, const std::vector<std::string>& args);
+
+/// The path of the running executable (/proc/self/exe).
+std::string selfExecutable();
+
+/// The last `lines` lines of a text file ("" if unreadable).
+std::string tailOfFile(const std::string& path, std::size_t lines);
+
+}  // namespace scoville::cli::sweep

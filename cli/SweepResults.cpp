@@ -1,0 +1,502 @@
+#include "cli/SweepResults.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cli/ReportWriter.h"
+#include "tlm/config/ConfigError.h"
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace scoville::cli::results {
+
+std::vector<std::size_t> paretoFrontier(const std::vector<CurvePoint>& points) {
+  std::vector<std::size_t> order(points.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // By decreasing x, then decreasing y, then index (stable: the earlier of two equal points wins).
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (points[a].x != points[b].x) return points[a].x > points[b].x;
+    return points[a].y > points[b].y;
+  });
+  std::vector<std::size_t> frontier;
+  for (const std::size_t i : order) {
+    // Every point kept so far has x >= this one's; this one survives only with a strictly higher y.
+    if (frontier.empty() || points[i].y > points[frontier.back()].y) frontier.push_back(i);
+  }
+  return frontier;
+}
+
+std::optional<double> interpolateAt(const std::vector<CurvePoint>& frontier, double target) {
+  if (frontier.empty()) return std::nullopt;
+  for (std::size_t i = 0; i < frontier.size(); ++i) {
+    if (frontier[i].x == target) return frontier[i].y;
+    if (i + 1 < frontier.size() && frontier[i].x > target && frontier[i + 1].x < target) {
+      const CurvePoint& a = frontier[i];
+      const CurvePoint& b = frontier[i + 1];
+      return a.y + (b.y - a.y) * (target - a.x) / (b.x - a.x);
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+/// The four statistics a row keeps of a latency distribution.
+Json latency(const nlohmann::json& stats) {
+  return {
+      {"mean", stats.at("mean")}, {"median", stats.at("median")}, {"p90", stats.at("p90")}, {"p99", stats.at("p99")}};
+}
+
+Json nullLatency() {
+  return {{"mean", nullptr}, {"median", nullptr}, {"p90", nullptr}, {"p99", nullptr}};
+}
+
+/// Per chip and window, the largest sustained power of any chip (null where the run is shorter).
+Json sustainedPerChip(const nlohmann::json& power) {
+  std::map<double, double> worst;
+  std::vector<double> windows;
+  for (const auto& chip : power.at("chips")) {
+    for (const auto& window : chip.at("sustained")) {
+      const double w = window.at("window_s").get<double>();
+      if (worst.count(w) == 0) {
+        windows.push_back(w);
+        worst[w] = -1.0;
+      }
+      if (!window.at("max_w").is_null()) worst[w] = std::max(worst[w], window.at("max_w").get<double>());
+    }
+  }
+  Json out = Json::array();
+  for (const double w : windows) {
+    out.push_back({{"window_s", w}, {"max_w", worst[w] < 0 ? Json(nullptr) : Json(worst[w])}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Row rowOf(const nlohmann::json& report, const std::string& source) {
+  Row row;
+  row.source = source;
+  try {
+    const nlohmann::json& inputs = report.at("inputs");
+    const nlohmann::json& results = report.at("results");
+    const nlohmann::json& power = report.at("power");
+    const std::string kind = results.at("kind").get<std::string>();
+    Json s;
+    s["platform"] = inputs.at("platform").at("name");
+    s["model"] = inputs.at("model").at("name");
+    s["scenario"] = inputs.at("scenario").at("name");
+    s["kind"] = kind;
+    s["overrides"] = inputs.at("overrides");
+    s["seed"] = inputs.at("seed");
+    if (kind == "serving") {
+      const nlohmann::json& m = results.at("metrics");
+      const nlohmann::json& load = results.at("load");
+      s["chips"] = m.at("chips");
+      s["concurrency"] = load.contains("concurrency") ? Json(load["concurrency"]) : Json(nullptr);
+      s["interactivity_tok_per_s_per_user"] = m.at("interactivity_tok_per_s_per_user");
+      s["ttft_s"] = latency(m.at("ttft_s"));
+      s["tpot_s"] = latency(m.at("tpot_s"));
+      s["itl_s"] = latency(m.at("itl_s"));
+      s["e2el_s"] = latency(m.at("e2el_s"));
+      s["throughput_tok_per_s"] = m.at("throughput_tok_per_s");
+      s["throughput_per_chip_tok_per_s"] = m.at("throughput_per_chip_tok_per_s");
+      s["throughput_per_kw_rated_tok_per_s"] = m.at("throughput_per_kw_tok_per_s");
+      const nlohmann::json& serving = power.at("serving");
+      s["throughput_per_kw_average_tok_per_s"] = serving.at("throughput_per_kw_average_tok_per_s");
+      s["power"] = {{"rated_w_per_chip", m.at("rated_power_w").get<double>() / m.at("chips").get<double>()},
+                    {"average_w_per_chip", serving.at("average_power_per_chip_w")},
+                    {"sustained_w_per_chip", sustainedPerChip(power)},
+                    {"energy_per_output_token_j", serving.at("energy_per_token_j").at("decode_per_output_token")}};
+    } else {
+      // A single decode step: every user gets a token per step; no load, no power window.
+      const double chips = results.at("placement").at("chips").get<double>();
+      const double output = results.at("output_tokens_per_s").get<double>();
+      s["chips"] = results.at("placement").at("chips");
+      s["concurrency"] = results.at("batch");
+      s["interactivity_tok_per_s_per_user"] = results.at("tokens_per_s_per_user");
+      const double step = results.at("step_time_s").get<double>();
+      s["ttft_s"] = nullLatency();
+      s["tpot_s"] = {{"mean", step}, {"median", step}, {"p90", step}, {"p99", step}};
+      s["itl_s"] = s["tpot_s"];
+      s["e2el_s"] = nullLatency();
+      s["throughput_tok_per_s"] = {{"input", 0.0}, {"output", output}, {"total", output}};
+      s["throughput_per_chip_tok_per_s"] = {{"input", 0.0}, {"output", output / chips}, {"total", output / chips}};
+      double rated = 0.0;
+      for (const auto& chip : power.at("chips")) rated += chip.at("rated_w").get<double>();
+      const double perKw = rated > 0 ? output / (rated / 1000.0) : 0.0;
+      s["throughput_per_kw_rated_tok_per_s"] = {{"input", 0.0}, {"output", perKw}, {"total", perKw}};
+      const double average = power.at("platform").at("average_w").get<double>();
+      const double perKwAverage = average > 0 ? output / (average / 1000.0) : 0.0;
+      s["throughput_per_kw_average_tok_per_s"] = {{"output", perKwAverage}, {"total", perKwAverage}};
+      s["power"] = {{"rated_w_per_chip", rated / static_cast<double>(power.at("chips").size())},
+                    {"average_w_per_chip", average / static_cast<double>(power.at("chips").size())},
+                    {"sustained_w_per_chip", sustainedPerChip(power)},
+                    {"energy_per_output_token_j", nullptr}};
+    }
+    row.summary = std::move(s);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not a complete scoville report ({})", source, e.what()));
+  }
+  return row;
+}
+
+namespace {
+
+struct Series {
+  std::string label;
+  Json key;  // platform, model, scenario, fixed coordinates
+  std::vector<std::size_t> rows;
+};
+
+/// A coordinate that moves a point along its curve rather than onto another curve.
+bool alongTheCurve(const std::string& name) {
+  return name == "concurrency" || name == "scenario.load.concurrency";
+}
+
+std::string describe(const Json& coordinates) {
+  std::string text;
+  for (const auto& [name, value] : coordinates.items()) {
+    text += fmt::format("{}{}={}", text.empty() ? "" : ", ", name, value.get<std::string>());
+  }
+  return text;
+}
+
+Json orNull(const std::optional<double>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+double ratioOrZero(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
+
+}  // namespace
+
+Json combine(const std::vector<Row>& rows, const std::vector<std::pair<std::string, std::string>>& missing,
+             const MergeOptions& options) {
+  Json points = Json::array();
+  std::vector<Series> series;
+  std::set<std::string> models, scenarios;
+  for (const Row& row : rows) {
+    models.insert(row.summary["model"].get<std::string>());
+    scenarios.insert(row.summary["scenario"].get<std::string>());
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    Json point = {{"id", row.id}, {"source", row.source}, {"coordinates", row.coordinates}};
+    for (const auto& [k, v] : row.summary.items()) point[k] = v;
+    points.push_back(std::move(point));
+
+    Json fixed = Json::object();
+    for (const auto& [name, value] : row.coordinates.items()) {
+      if (!alongTheCurve(name)) fixed[name] = value;
+    }
+    Json key = {{"platform", row.summary["platform"]},
+                {"model", row.summary["model"]},
+                {"scenario", row.summary["scenario"]},
+                {"coordinates", fixed}};
+    auto it = std::find_if(series.begin(), series.end(), [&](const Series& s) { return s.key == key; });
+    if (it == series.end()) {
+      Series s;
+      s.key = key;
+      s.label = row.summary["platform"].get<std::string>();
+      if (models.size() > 1) s.label += " / " + row.summary["model"].get<std::string>();
+      if (scenarios.size() > 1) s.label += " / " + row.summary["scenario"].get<std::string>();
+      if (!fixed.empty()) s.label += " (" + describe(fixed) + ")";
+      series.push_back(std::move(s));
+      it = std::prev(series.end());
+    }
+    it->rows.push_back(i);
+  }
+
+  const double target = options.isoInteractivity;
+  Json seriesJson = Json::array();
+  std::vector<std::array<double, 4>> headline;  // peak per chip, peak per kW, at target per chip, at target per kW
+  std::vector<std::array<bool, 2>> reached;     // the target lies on the per-chip / per-kW frontier
+  for (Series& s : series) {
+    // Along the curve in load order (concurrency, then interactivity descending).
+    std::stable_sort(s.rows.begin(), s.rows.end(), [&](std::size_t a, std::size_t b) {
+      const Json& ca = points[a]["concurrency"];
+      const Json& cb = points[b]["concurrency"];
+      if (!ca.is_null() && !cb.is_null() && ca != cb) return ca.get<double>() < cb.get<double>();
+      return points[a]["interactivity_tok_per_s_per_user"].get<double>() >
+             points[b]["interactivity_tok_per_s_per_user"].get<double>();
+    });
+    Json entry = {{"label", s.label}};
+    for (const auto& [k, v] : s.key.items()) entry[k] = v;
+    entry["points"] = s.rows;
+    std::array<double, 4> values{};
+    std::array<bool, 2> found{};
+    const char* throughputKeys[2] = {"throughput_per_chip_tok_per_s", "throughput_per_kw_rated_tok_per_s"};
+    const char* frontierKeys[2] = {"frontier_per_chip", "frontier_per_kw"};
+    Json atTarget = {{"interactivity_tok_per_s_per_user", target}};
+    for (int axis = 0; axis < 2; ++axis) {
+      std::vector<CurvePoint> curve;
+      for (const std::size_t r : s.rows) {
+        curve.push_back({points[r]["interactivity_tok_per_s_per_user"].get<double>(),
+                         points[r][throughputKeys[axis]]["total"].get<double>()});
+      }
+      std::vector<std::size_t> frontier = paretoFrontier(curve);
+      std::vector<CurvePoint> frontierCurve;
+      Json frontierRows = Json::array();
+      for (const std::size_t f : frontier) {
+        frontierCurve.push_back(curve[f]);
+        frontierRows.push_back(s.rows[f]);
+      }
+      entry[frontierKeys[axis]] = frontierRows;
+      double peak = 0.0;
+      for (const CurvePoint& c : curve) peak = std::max(peak, c.y);
+      const std::optional<double> at = interpolateAt(frontierCurve, target);
+      values[axis] = peak;
+      values[2 + axis] = at.value_or(0.0);
+      found[axis] = at.has_value();
+      atTarget[axis == 0 ? "throughput_per_chip_tok_per_s" : "throughput_per_kw_rated_tok_per_s"] = orNull(at);
+      if (axis == 0 && !at && !frontierCurve.empty()) {
+        atTarget["note"] = fmt::format("the frontier spans {:.4g} to {:.4g} tok/s/user", frontierCurve.back().x,
+                                       frontierCurve.front().x);
+      }
+    }
+    entry["peak_throughput_per_chip_tok_per_s"] = values[0];
+    entry["peak_throughput_per_kw_rated_tok_per_s"] = values[1];
+    entry["at_iso_interactivity"] = atTarget;
+    headline.push_back(values);
+    reached.push_back(found);
+    seriesJson.push_back(std::move(entry));
+  }
+
+  // Ratios against the baseline series (the first unless named).
+  std::size_t baseline = 0;
+  if (!options.baseline.empty()) {
+    const auto it =
+        std::find_if(series.begin(), series.end(), [&](const Series& s) { return s.label == options.baseline; });
+    if (it == series.end()) {
+      std::vector<std::string> labels;
+      for (const Series& s : series) labels.push_back(s.label);
+      throw config::ConfigError(config::ErrorKind::kOutOfRange, "--baseline " + options.baseline,
+                                fmt::format("no series has this label; the series are: {}", fmt::join(labels, "; ")));
+    }
+    baseline = static_cast<std::size_t>(it - series.begin());
+  }
+  Json comparison = Json::object();
+  if (!series.empty()) {
+    comparison["baseline"] = series[baseline].label;
+    comparison["iso_interactivity_tok_per_s_per_user"] = target;
+    Json table = Json::array();
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      const auto& v = headline[i];
+      const auto& b = headline[baseline];
+      const auto ratioAt = [&](int axis) {
+        return reached[i][axis] && reached[baseline][axis] ? Json(ratioOrZero(v[2 + axis], b[2 + axis]))
+                                                           : Json(nullptr);
+      };
+      table.push_back({{"series", series[i].label},
+                       {"peak_throughput_per_chip_ratio", ratioOrZero(v[0], b[0])},
+                       {"peak_throughput_per_kw_rated_ratio", ratioOrZero(v[1], b[1])},
+                       {"at_iso_interactivity_per_chip_ratio", ratioAt(0)},
+                       {"at_iso_interactivity_per_kw_rated_ratio", ratioAt(1)}});
+    }
+    comparison["ratios"] = std::move(table);
+  }
+
+  Json missingJson = Json::array();
+  for (const auto& [id, reason] : missing) missingJson.push_back({{"id", id}, {"reason", reason}});
+  return {{"schema_version", kResultsSchemaVersion},
+          {"generator", {{"name", "scoville"}, {"version", SCOVILLE_VERSION}}},
+          {"throughput_basis", "total tokens (input + output) per second, as InferenceX's tput_per_gpu"},
+          {"points", std::move(points)},
+          {"series", std::move(seriesJson)},
+          {"comparison", std::move(comparison)},
+          {"missing", std::move(missingJson)}};
+}
+
+namespace {
+
+std::string csvField(const Json& value) {
+  std::string text;
+  if (value.is_null()) return "";
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_array()) {
+    std::vector<std::string> parts;
+    for (const auto& v : value) parts.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    text = fmt::format("{}", fmt::join(parts, " "));
+  } else if (value.is_number_float()) {
+    text = fmt::format("{}", value.get<double>());
+  } else {
+    text = value.dump();
+  }
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::string pointsCsv(const Json& results) {
+  // Coordinate columns: every name any point has, in first-seen order.
+  std::vector<std::string> names;
+  for (const auto& point : results["points"]) {
+    for (const auto& [name, value] : point["coordinates"].items()) {
+      if (alongTheCurve(name)) continue;  // the concurrency column
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  std::set<std::size_t> onChip, onKw;
+  for (const auto& s : results["series"]) {
+    for (const auto& r : s["frontier_per_chip"]) onChip.insert(r.get<std::size_t>());
+    for (const auto& r : s["frontier_per_kw"]) onKw.insert(r.get<std::size_t>());
+  }
+  // Sustained-power windows: those of the first point (every point of a sweep shares them).
+  std::vector<double> windows;
+  if (!results["points"].empty()) {
+    for (const auto& w : results["points"][0]["power"]["sustained_w_per_chip"])
+      windows.push_back(w["window_s"].get<double>());
+  }
+  std::vector<std::string> header{"id", "platform", "model", "scenario", "kind"};
+  header.insert(header.end(), names.begin(), names.end());
+  for (const char* column :
+       {"chips", "concurrency", "interactivity_tok_per_s_per_user", "ttft_median_s", "ttft_p99_s", "tpot_median_s",
+        "itl_median_s", "itl_p99_s", "e2el_median_s", "e2el_p99_s", "throughput_total_tok_per_s",
+        "throughput_output_tok_per_s", "throughput_per_chip_total_tok_per_s", "throughput_per_chip_output_tok_per_s",
+        "throughput_per_kw_rated_total_tok_per_s", "throughput_per_kw_average_total_tok_per_s", "rated_w_per_chip",
+        "average_w_per_chip"}) {
+    header.emplace_back(column);
+  }
+  for (const double w : windows) header.push_back(fmt::format("sustained_{}s_max_w_per_chip", w));
+  header.insert(header.end(), {"energy_per_output_token_j", "on_frontier_per_chip", "on_frontier_per_kw"});
+
+  std::string csv = fmt::format("{}\n", fmt::join(header, ","));
+  for (std::size_t i = 0; i < results["points"].size(); ++i) {
+    const Json& p = results["points"][i];
+    std::vector<std::string> f;
+    for (const char* key : {"id", "platform", "model", "scenario", "kind"}) f.push_back(csvField(p[key]));
+    for (const std::string& name : names) f.push_back(csvField(p["coordinates"].value(name, Json(nullptr))));
+    f.push_back(csvField(p["chips"]));
+    f.push_back(csvField(p["concurrency"]));
+    f.push_back(csvField(p["interactivity_tok_per_s_per_user"]));
+    f.push_back(csvField(p["ttft_s"]["median"]));
+    f.push_back(csvField(p["ttft_s"]["p99"]));
+    f.push_back(csvField(p["tpot_s"]["median"]));
+    f.push_back(csvField(p["itl_s"]["median"]));
+    f.push_back(csvField(p["itl_s"]["p99"]));
+    f.push_back(csvField(p["e2el_s"]["median"]));
+    f.push_back(csvField(p["e2el_s"]["p99"]));
+    f.push_back(csvField(p["throughput_tok_per_s"]["total"]));
+    f.push_back(csvField(p["throughput_tok_per_s"]["output"]));
+    f.push_back(csvField(p["throughput_per_chip_tok_per_s"]["total"]));
+    f.push_back(csvField(p["throughput_per_chip_tok_per_s"]["output"]));
+    f.push_back(csvField(p["throughput_per_kw_rated_tok_per_s"]["total"]));
+    f.push_back(csvField(p["throughput_per_kw_average_tok_per_s"]["total"]));
+    f.push_back(csvField(p["power"]["rated_w_per_chip"]));
+    f.push_back(csvField(p["power"]["average_w_per_chip"]));
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      const Json& sustained = p["power"]["sustained_w_per_chip"];
+      f.push_back(w < sustained.size() ? csvField(sustained[w]["max_w"]) : "");
+    }
+    f.push_back(csvField(p["power"]["energy_per_output_token_j"]));
+    f.push_back(onChip.count(i) ? "1" : "0");
+    f.push_back(onKw.count(i) ? "1" : "0");
+    csv += fmt::format("{}\n", fmt::join(f, ","));
+  }
+  return csv;
+}
+
+namespace {
+
+nlohmann::json readJson(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot be read", path.string()));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: not JSON ({})", path.string(), e.what()));
+  }
+}
+
+/// Rows not from a sweep have no coordinates: give each the overrides whose values differ between
+/// them (scenario.load.concurrency as `concurrency`), so that they still form curves.
+void deriveCoordinates(std::vector<Row>& rows) {
+  std::map<std::string, std::set<std::string>> values;
+  std::vector<std::map<std::string, std::string>> parsed(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const auto& o : rows[i].summary["overrides"]) {
+      const std::string text = o.get<std::string>();
+      const auto eq = text.find('=');
+      if (eq == std::string::npos) continue;
+      parsed[i][text.substr(0, eq)] = text.substr(eq + 1);
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const auto& [key, value] : parsed[i]) values[key].insert(value);
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (const auto& [key, seen] : values) {
+      const auto it = parsed[i].find(key);
+      if (seen.size() < 2 && it != parsed[i].end() &&
+          std::all_of(parsed.begin(), parsed.end(), [&](const auto& p) { return p.count(key) > 0; })) {
+        continue;  // the same in every row: not a coordinate
+      }
+      const std::string name = key == "scenario.load.concurrency" ? "concurrency" : key;
+      rows[i].coordinates[name] = it == parsed[i].end() ? std::string("(as in the file)") : it->second;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Row> loadRows(const std::vector<std::string>& inputs,
+                          std::vector<std::pair<std::string, std::string>>& missing) {
+  std::vector<Row> rows;
+  std::vector<Row> loose;  // reports that are not points of a sweep
+  for (const std::string& input : inputs) {
+    const fs::path path(input);
+    if (!fs::exists(path)) {
+      throw config::ConfigError(config::ErrorKind::kFileNotFound, input,
+                                "no such file or directory (expected a sweep directory, a directory of runs, "
+                                "or a report.json)");
+    }
+    if (fs::is_directory(path) && fs::exists(path / "sweep.json")) {
+      const nlohmann::json manifest = readJson(path / "sweep.json");
+      for (const auto& point : manifest.at("points")) {
+        const fs::path report = path / point.at("dir").get<std::string>() / "report.json";
+        const std::string id = point.at("id").get<std::string>();
+        if (!fs::exists(report)) {
+          missing.emplace_back(id, "no report (not run yet, or the run failed: see its run.log)");
+          continue;
+        }
+        Row row = rowOf(readJson(report), report.string());
+        row.id = id;
+        for (const auto& [name, value] : point.at("coordinates").items()) row.coordinates[name] = value;
+        rows.push_back(std::move(row));
+      }
+    } else if (fs::is_directory(path)) {
+      std::vector<fs::path> reports;
+      for (const auto& entry : fs::recursive_directory_iterator(path)) {
+        if (entry.is_regular_file() && entry.path().filename() == "report.json") reports.push_back(entry.path());
+      }
+      std::sort(reports.begin(), reports.end());
+      for (const fs::path& report : reports) {
+        Row row = rowOf(readJson(report), report.string());
+        row.id = fs::relative(report.parent_path(), path).string();
+        loose.push_back(std::move(row));
+      }
+    } else {
+      Row row = rowOf(readJson(path), path.string());
+      row.id = fs::absolute(path).parent_path().filename().string();
+      loose.push_back(std::move(row));
+    }
+  }
+  deriveCoordinates(loose);
+  for (Row& row : loose) rows.push_back(std::move(row));
+  return rows;
+}
+
+}  // namespace scoville::cli::results

@@ -1,0 +1,180 @@
+"""Tests of scripts/scoville_report.py on a small synthetic sweep (no simulator needed).
+
+Run with: /usr/bin/python3 -m unittest discover -s test/report
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "scoville_report.py")
+# Debian's interpreter has python3-matplotlib; a pyenv `python3` on PATH may not.
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def latency(median):
+    return {"mean": median, "median": median, "p90": median * 1.2, "p99": median * 1.5}
+
+
+def point(index, platform, concurrency, interactivity, per_chip, per_kw):
+    """One row of results.json, as `scoville merge` writes it."""
+    return {
+        "id": f"{platform}-c{concurrency}", "source": f"points/{platform}-c{concurrency}/report.json",
+        "coordinates": {"concurrency": str(concurrency)}, "platform": platform, "model": "tiny-dense",
+        "scenario": "inferencex-1k1k", "kind": "serving", "overrides": [], "seed": 1, "chips": 1,
+        "concurrency": concurrency, "interactivity_tok_per_s_per_user": interactivity,
+        "ttft_s": latency(0.01 * (index + 1)), "tpot_s": latency(0.002), "itl_s": latency(0.002),
+        "e2el_s": latency(0.15 * (index + 1)),
+        "throughput_tok_per_s": {"input": per_chip * 0.9, "output": per_chip * 0.1, "total": per_chip},
+        "throughput_per_chip_tok_per_s": {"input": per_chip * 0.9, "output": per_chip * 0.1, "total": per_chip},
+        "throughput_per_kw_rated_tok_per_s": {"input": per_kw * 0.9, "output": per_kw * 0.1, "total": per_kw},
+        "throughput_per_kw_average_tok_per_s": {"output": per_kw * 0.3, "total": per_kw * 3},
+        "power": {"rated_w_per_chip": 700.0, "average_w_per_chip": 250.0,
+                  "sustained_w_per_chip": [{"window_s": 0.001, "max_w": 400.0}, {"window_s": 0.01, "max_w": 300.0},
+                                           {"window_s": 1.0, "max_w": None}],
+                  "energy_per_output_token_j": 0.05},
+    }
+
+
+def report(concurrency):
+    """The parts of a point's report.json that the renderer reads."""
+    sustained = [{"window_s": w, "max_w": m, "max_at_s": 0.1, "limit_w": 700.0,
+                  "headroom_w": None if m is None else 700.0 - m, "violations": 0, "first_violations": []}
+                 for w, m in ((0.001, 400.0), (0.01, 300.0), (1.0, None))]
+    components = {"tensor_core": 10.0, "vector_unit": 1.0, "sram": 0.0, "hbm": 20.0, "interconnect": 0.5,
+                  "fabric_ports": 0.0, "static": 30.0, "switches": 0.0}
+    return {
+        "schema_version": 2,
+        "results": {
+            "kind": "serving", "load": {"concurrency": concurrency}, "window": {"start_s": 0.1, "end_s": 0.4},
+            "metrics": {"tokens_in_window": {"input": 8000, "output": 500}},
+            "replicas": [{"replica": 0, "prefill_only_time_s": 0.05, "decode_only_time_s": 0.2, "mixed_time_s": 0.1,
+                          "idle_time_s": 0.05, "busy_time_s": 0.35,
+                          "kv_cache": {"capacity_blocks": 1000, "peak_blocks": 10 * concurrency,
+                                       "peak_fraction": 0.01 * concurrency}}],
+        },
+        "power": {
+            "modelled": True,
+            "platform": {"chips": 1, "rated_w": 700.0, "average_w": 250.0, "sustained": sustained,
+                         "by_component_j": components},
+            "chips": [{"chip": "chip0", "mirror_of": None, "rated_w": 700.0, "idle_w": 100.0, "average_w": 250.0,
+                       "sustained": sustained, "by_component_j": components,
+                       "by_phase_j": {"prefill": 5.0, "decode": 20.0, "communication": 0.5, "static_busy": 30.0,
+                                      "idle": 6.0}}],
+            "timeline": {"interval_s": 0.01, "platform_w": [200.0 + 10 * (k % 7) for k in range(50)],
+                         "chips_w": {"chip0": [200.0 + 10 * (k % 7) for k in range(50)]}},
+            "serving": {"energy_j": 40.0, "energy_by_phase_j": {"prefill": 4.0, "decode": 16.0, "communication": 0.4,
+                                                                "static_and_switches": 19.6}},
+        },
+    }
+
+
+def results():
+    """Two series (two platforms), two points each; only the first series reaches the iso target."""
+    points = [point(0, "alpha", 1, 300.0, 1000.0, 1500.0), point(1, "alpha", 8, 100.0, 5000.0, 7000.0),
+              point(0, "beta", 1, 60.0, 2000.0, 2500.0), point(1, "beta", 8, 40.0, 9000.0, 11000.0)]
+    series = []
+    for n, platform in enumerate(("alpha", "beta")):
+        rows = [2 * n, 2 * n + 1]
+        series.append({
+            "label": platform, "platform": platform, "model": "tiny-dense", "scenario": "inferencex-1k1k",
+            "coordinates": {}, "points": rows, "frontier_per_chip": rows, "frontier_per_kw": rows,
+            "peak_throughput_per_chip_tok_per_s": points[rows[1]]["throughput_per_chip_tok_per_s"]["total"],
+            "peak_throughput_per_kw_rated_tok_per_s": points[rows[1]]["throughput_per_kw_rated_tok_per_s"]["total"],
+            "at_iso_interactivity": {"interactivity_tok_per_s_per_user": 200.0,
+                                     "throughput_per_chip_tok_per_s": 3000.0 if n == 0 else None,
+                                     "throughput_per_kw_rated_tok_per_s": 4250.0 if n == 0 else None,
+                                     **({} if n == 0 else {"note": "the frontier spans 40 to 60 tok/s/user"})},
+        })
+    return {
+        "schema_version": 1, "generator": {"name": "scoville", "version": "0.1.0"},
+        "throughput_basis": "total tokens (input + output) per second",
+        "points": points, "series": series,
+        "comparison": {"baseline": "alpha", "iso_interactivity_tok_per_s_per_user": 200.0, "ratios": [
+            {"series": "alpha", "peak_throughput_per_chip_ratio": 1.0, "peak_throughput_per_kw_rated_ratio": 1.0,
+             "at_iso_interactivity_per_chip_ratio": 1.0, "at_iso_interactivity_per_kw_rated_ratio": 1.0},
+            {"series": "beta", "peak_throughput_per_chip_ratio": 1.8, "peak_throughput_per_kw_rated_ratio": 1.5714,
+             "at_iso_interactivity_per_chip_ratio": None, "at_iso_interactivity_per_kw_rated_ratio": None}]},
+        "missing": [{"id": "beta-c64", "reason": "no report (not run yet, or the run failed: see its run.log)"}],
+    }
+
+
+class ScovilleReportTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="scoville-report-test-")
+        self.results = os.path.join(self.dir, "results.json")
+        self.write(self.results, results())
+        for p in results()["points"]:
+            self.write(os.path.join(self.dir, p["source"]), report(p["concurrency"]))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    @staticmethod
+    def write(path, data):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(data, f)
+
+    def render(self, out, results_path=None):
+        return subprocess.run([PYTHON, SCRIPT, results_path or self.results, "--out", out, "--title", "Test"],
+                              capture_output=True, text=True, timeout=120)
+
+    @staticmethod
+    def read(path, mode="r"):
+        with open(path, mode) as f:
+            return f.read()
+
+    def test_renders_a_self_contained_deterministic_report(self):
+        out = os.path.join(self.dir, "report")
+        run = self.render(out)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        html = self.read(os.path.join(out, "index.html"))
+        markdown = self.read(os.path.join(out, "report.md"))
+        self.assertIn("data:image/png;base64,", html)
+        for reference in ("http://", "https://", 'src="figures'):
+            self.assertNotIn(reference, html)
+        figures = re.findall(r"\]\((figures/[^)]+\.png)\)", markdown)
+        self.assertGreaterEqual(len(figures), 5)
+        for figure in figures:
+            self.assertTrue(os.path.isfile(os.path.join(out, figure)), figure)
+        for text in (html, markdown):
+            self.assertIn("alpha", text)
+            self.assertIn("beta", text)
+            self.assertIn("1.80×", text)  # beta's peak-per-chip ratio
+            self.assertIn("1.57×", text)  # beta's peak-per-kW ratio
+            self.assertIn("n/a (the frontier spans 40 to 60 tok/s/user)", text)
+            self.assertIn("beta-c64", text)  # the missing point, with its reason
+
+        again = os.path.join(self.dir, "again")
+        self.assertEqual(self.render(again).returncode, 0)
+        for name in ["index.html", "report.md"] + figures:
+            self.assertEqual(self.read(os.path.join(out, name), "rb"), self.read(os.path.join(again, name), "rb"),
+                             name)
+
+    def test_wrong_schema_version_is_bad_input(self):
+        data = results()
+        data["schema_version"] = 2
+        self.write(self.results, data)
+        run = self.render(os.path.join(self.dir, "report"))
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertRegex(run.stderr, r"^error\[[a-z-]+\]: ")
+        self.assertIn(self.results, run.stderr)
+
+    def test_missing_point_report_names_the_point(self):
+        os.remove(os.path.join(self.dir, "points", "beta-c8", "report.json"))
+        run = self.render(os.path.join(self.dir, "report"))
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("beta-c8", run.stderr)
+        self.assertIn(os.path.join("points", "beta-c8", "report.json"), run.stderr)
+        self.assertEqual(len(run.stderr.strip().splitlines()), 1, run.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

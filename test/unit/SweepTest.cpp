@@ -1,0 +1,243 @@
+// The pure logic of sweeps and merged results: grid expansion and point ids, --vary parsing,
+// reuse of stored reports, Pareto frontiers, interpolation at equal interactivity, series and
+// ratios, and the CSV view.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/ReportWriter.h"
+#include "cli/Sweep.h"
+#include "cli/SweepResults.h"
+#include "test/support/Subprocess.h"
+#include "tlm/config/ConfigError.h"
+
+namespace scoville::test {
+namespace {
+
+using cli::results::CurvePoint;
+using cli::results::interpolateAt;
+using cli::results::paretoFrontier;
+using Json = nlohmann::ordered_json;
+
+TEST(ParetoFrontier, KeepsThePointsNoOtherBeatsOnBothAxesByDecreasingInteractivity) {
+  // A typical curve: more users, less interactivity, more throughput, until throughput falls.
+  const std::vector<CurvePoint> curve{{200, 10}, {150, 30}, {100, 25}, {90, 50}, {40, 45}, {120, 30}};
+  // {100, 25} loses to {150, 30}; {40, 45} to {90, 50}; {120, 30} ties {150, 30} on y with less x.
+  EXPECT_EQ(paretoFrontier(curve), (std::vector<std::size_t>{0, 1, 3}));
+  EXPECT_TRUE(paretoFrontier({}).empty());
+  // Two identical points: the first stands for both.
+  EXPECT_EQ(paretoFrontier({{5, 5}, {5, 5}}), (std::vector<std::size_t>{0}));
+  // Equal x: only the higher y is on the frontier.
+  EXPECT_EQ(paretoFrontier({{5, 1}, {5, 3}}), (std::vector<std::size_t>{1}));
+}
+
+TEST(ParetoFrontier, InterpolatesLinearlyBetweenTheTwoFrontierPointsAroundTheTarget) {
+  const std::vector<CurvePoint> frontier{{200, 10}, {150, 30}, {90, 50}};
+  EXPECT_DOUBLE_EQ(*interpolateAt(frontier, 150), 30);
+  EXPECT_DOUBLE_EQ(*interpolateAt(frontier, 175), 20);
+  EXPECT_DOUBLE_EQ(*interpolateAt(frontier, 120), 40);
+  EXPECT_DOUBLE_EQ(*interpolateAt(frontier, 200), 10);
+  EXPECT_FALSE(interpolateAt(frontier, 201).has_value()) << "beyond the frontier: no extrapolation";
+  EXPECT_FALSE(interpolateAt(frontier, 89).has_value());
+  EXPECT_FALSE(interpolateAt({}, 100).has_value());
+}
+
+TEST(SweepAxis, ParsesKeyAndValuesAndRejectsWhatIsNotAnAxis) {
+  const cli::sweep::Axis axis = cli::sweep::parseAxis(" chip.hbm.bandwidth = 4 TB/s, 8 TB/s ");
+  EXPECT_EQ(axis.name, "chip.hbm.bandwidth");
+  EXPECT_EQ(axis.values, (std::vector<std::string>{"4 TB/s", "8 TB/s"}));
+  for (const char* bad : {"chip.hbm.bandwidth", "=1,2", "concurrency=1,,2", "concurrency=", "concurrency=1,2,1",
+                          "hbm.bandwidth=1", "chip.=1", "platforms.x=1"}) {
+    try {
+      cli::sweep::parseAxis(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const config::ConfigError& e) {
+      EXPECT_EQ(e.kind(), config::ErrorKind::kBadOverride) << bad;
+      EXPECT_NE(e.location().find(bad), std::string::npos) << "the error names the option: " << e.location();
+    }
+  }
+}
+
+TEST(SweepAxis, AliasesExpandToEveryChipTypeAndToTheClosedLoopConcurrency) {
+  EXPECT_EQ(cli::sweep::axisSets("concurrency", "8", 1), (std::vector<std::string>{"scenario.load.concurrency=8"}));
+  EXPECT_EQ(cli::sweep::axisSets("chip.hbm.bandwidth", "4 TB/s", 2),
+            (std::vector<std::string>{"platform.chip_types[0].hbm.bandwidth=4 TB/s",
+                                      "platform.chip_types[1].hbm.bandwidth=4 TB/s"}));
+  EXPECT_EQ(cli::sweep::axisSets("model.layers", "4", 3), (std::vector<std::string>{"model.layers=4"}));
+}
+
+cli::sweep::Spec twoByTwo() {
+  cli::sweep::Spec spec;
+  spec.platforms = {"jalapeno", "platforms/h100-hgx8.yaml"};
+  spec.model = "tiny-dense";
+  spec.scenario = "inferencex-1k1k";
+  spec.sets = {"scenario.requests=8"};
+  spec.axes = {cli::sweep::parseAxis("chip.hbm.bandwidth=4 TB/s,8 TB/s"), cli::sweep::parseAxis("concurrency=1,2")};
+  return spec;
+}
+
+TEST(SweepGrid, PlatformsOutermostLastAxisFastestAndIdsUniqueAndStable) {
+  const cli::sweep::Spec spec = twoByTwo();
+  const auto chipTypes = [](const std::string& platform) { return platform == "jalapeno" ? 1u : 2u; };
+  const std::vector<cli::sweep::Point> points = cli::sweep::expandGrid(spec, chipTypes);
+  ASSERT_EQ(points.size(), 8u);
+  EXPECT_EQ(points[0].platform, "jalapeno");
+  EXPECT_EQ(points[4].platform, "platforms/h100-hgx8.yaml");
+  EXPECT_EQ(points[1].coordinates[1], (std::pair<std::string, std::string>{"concurrency", "2"}));
+  EXPECT_EQ(points[2].coordinates[0], (std::pair<std::string, std::string>{"chip.hbm.bandwidth", "8 TB/s"}));
+  EXPECT_EQ(points[0].sets,
+            (std::vector<std::string>{"scenario.requests=8", "platform.chip_types[0].hbm.bandwidth=4 TB/s",
+                                      "scenario.load.concurrency=1"}));
+  EXPECT_EQ(points[4].sets.size(), 4u) << "two chip types: the chip alias sets both";
+  std::set<std::string> ids;
+  for (const auto& p : points) {
+    ids.insert(p.id);
+    EXPECT_EQ(p.id.find('/'), std::string::npos) << p.id;
+    EXPECT_EQ(p.id.find(' '), std::string::npos) << p.id;
+  }
+  EXPECT_EQ(ids.size(), points.size());
+  EXPECT_EQ(points[5].id.rfind("h100-hgx8_bandwidth=4_TB_s_concurrency=2_", 0), 0u) << points[5].id;
+  // The same inputs give the same ids (a restarted sweep finds its points); another seed does not.
+  EXPECT_EQ(cli::sweep::expandGrid(spec, chipTypes)[3].id, points[3].id);
+  cli::sweep::Spec reseeded = spec;
+  reseeded.seed = 2;
+  EXPECT_NE(cli::sweep::expandGrid(reseeded, chipTypes)[3].id, points[3].id);
+}
+
+TEST(SweepReuse, AStoredReportStandsForItsPointOnlyWithTheSameInputs) {
+  TempDir dir;
+  cli::sweep::Spec spec = twoByTwo();
+  const cli::sweep::Point point = cli::sweep::expandGrid(spec, [](const std::string&) { return 1u; })[1];
+  const std::string path = dir.file("report.json");
+  EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "no report yet");
+
+  std::vector<std::string> overrides = point.sets;
+  std::sort(overrides.begin(), overrides.end());
+  Json report = {{"schema_version", cli::kReportSchemaVersion},
+                 {"generator", {{"name", "scoville"}, {"version", SCOVILLE_VERSION}}},
+                 {"inputs",
+                  {{"platform", {{"name", "jalapeno"}, {"given_as", "jalapeno"}}},
+                   {"model", {{"name", "tiny-dense"}, {"given_as", "tiny-dense"}}},
+                   {"scenario", {{"name", "inferencex-1k1k"}, {"given_as", "inferencex-1k1k"}}},
+                   {"overrides", overrides},
+                   {"timing", "lt"},
+                   {"seed", 1}}},
+                 {"results", {{"kind", "serving"}}}};
+  writeFile(path, report.dump());
+  EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "");
+  writeFile(path, report.dump().substr(0, 100));
+  EXPECT_NE(cli::sweep::staleReason(spec, point, path).find("does not parse"), std::string::npos);
+
+  Json other = report;
+  other["inputs"]["overrides"] = Json::array({"scenario.requests=8"});
+  writeFile(path, other.dump());
+  EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "other overrides");
+  other = report;
+  other["inputs"]["seed"] = 7;
+  writeFile(path, other.dump());
+  EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "another seed");
+  other = report;
+  other["generator"]["version"] = "0.0.0";
+  writeFile(path, other.dump());
+  EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "its report is from scoville 0.0.0");
+  other = report;
+  other.erase("results");
+  writeFile(path, other.dump());
+  EXPECT_NE(cli::sweep::staleReason(spec, point, path).find("incomplete"), std::string::npos);
+}
+
+/// A row as rowOf makes it, with only what combine and the CSV read.
+cli::results::Row row(const std::string& platform, int concurrency, double interactivity, double perChip, double perKw,
+                      const std::string& bandwidth = "") {
+  cli::results::Row r;
+  r.id = platform + "-" + std::to_string(concurrency) + bandwidth;
+  r.source = r.id + "/report.json";
+  r.coordinates["concurrency"] = std::to_string(concurrency);
+  if (!bandwidth.empty()) r.coordinates["chip.hbm.bandwidth"] = bandwidth;
+  const Json latency = {{"mean", 1.0}, {"median", 1.0}, {"p90", 1.0}, {"p99", 1.0}};
+  r.summary = {{"platform", platform},
+               {"model", "m"},
+               {"scenario", "s"},
+               {"kind", "serving"},
+               {"overrides", Json::array({"a=1,b"})},
+               {"seed", 1},
+               {"chips", 8},
+               {"concurrency", concurrency},
+               {"interactivity_tok_per_s_per_user", interactivity},
+               {"ttft_s", latency},
+               {"tpot_s", latency},
+               {"itl_s", latency},
+               {"e2el_s", latency},
+               {"throughput_tok_per_s", {{"input", 1.0}, {"output", 1.0}, {"total", 2.0}}},
+               {"throughput_per_chip_tok_per_s", {{"input", 0.0}, {"output", perChip / 2}, {"total", perChip}}},
+               {"throughput_per_kw_rated_tok_per_s", {{"input", 0.0}, {"output", perKw / 2}, {"total", perKw}}},
+               {"throughput_per_kw_average_tok_per_s", {{"output", 1.0}, {"total", 2.0}}},
+               {"power",
+                {{"rated_w_per_chip", 700.0},
+                 {"average_w_per_chip", 400.0},
+                 {"sustained_w_per_chip", Json::array({{{"window_s", 0.01}, {"max_w", 450.0}}})},
+                 {"energy_per_output_token_j", 0.5}}}};
+  return r;
+}
+
+TEST(MergedResults, SeriesPerPlatformAndFixedKeysWithFrontiersAndRatiosAtEqualInteractivity) {
+  const std::vector<cli::results::Row> rows{row("a", 4, 100, 2000, 3000), row("b", 1, 400, 500, 800),
+                                            row("a", 1, 300, 600, 900),   row("b", 4, 100, 1000, 1500),
+                                            row("a", 2, 200, 1200, 1800), row("b", 2, 200, 700, 1000),
+                                            row("a", 8, 60, 1900, 2800)};  // past the peak: off the frontier
+  const Json r = cli::results::combine(rows, {{"a-16", "no report"}}, {169.0, ""});
+  ASSERT_EQ(r["series"].size(), 2u);
+  const Json& a = r["series"][0];
+  EXPECT_EQ(a["label"], "a");
+  EXPECT_EQ(a["points"], Json::array({2, 4, 0, 6})) << "in load order";
+  EXPECT_EQ(a["frontier_per_kw"], Json::array({2, 4, 0}));
+  EXPECT_DOUBLE_EQ(a["peak_throughput_per_kw_rated_tok_per_s"].get<double>(), 3000);
+  // 169 lies between a's 200 (1800/kW) and 100 (3000/kW): 1800 + 1200 * 31 / 100.
+  EXPECT_DOUBLE_EQ(a["at_iso_interactivity"]["throughput_per_kw_rated_tok_per_s"].get<double>(), 1800 + 1200 * 0.31);
+  const Json& ratios = r["comparison"]["ratios"];
+  EXPECT_EQ(r["comparison"]["baseline"], "a");
+  EXPECT_DOUBLE_EQ(ratios[1]["peak_throughput_per_kw_rated_ratio"].get<double>(), 1500.0 / 3000.0);
+  EXPECT_DOUBLE_EQ(ratios[1]["at_iso_interactivity_per_kw_rated_ratio"].get<double>(),
+                   (1000 + 500 * 0.31) / (1800 + 1200 * 0.31));
+  EXPECT_EQ(r["missing"][0]["id"], "a-16");
+
+  const Json againstB = cli::results::combine(rows, {}, {169.0, "b"});
+  EXPECT_DOUBLE_EQ(againstB["comparison"]["ratios"][0]["peak_throughput_per_kw_rated_ratio"].get<double>(), 2.0);
+  EXPECT_THROW(cli::results::combine(rows, {}, {169.0, "c"}), config::ConfigError);
+  // Out of every frontier's range: no value and no ratio, and a note says why.
+  const Json far = cli::results::combine(rows, {}, {1000.0, ""});
+  EXPECT_TRUE(far["series"][0]["at_iso_interactivity"]["throughput_per_kw_rated_tok_per_s"].is_null());
+  EXPECT_NE(far["series"][0]["at_iso_interactivity"]["note"].get<std::string>().find("100 to 300"), std::string::npos);
+  EXPECT_TRUE(far["comparison"]["ratios"][1]["at_iso_interactivity_per_kw_rated_ratio"].is_null());
+}
+
+TEST(MergedResults, AVariedKeyOtherThanConcurrencyMakesCurvesOfItsOwn) {
+  const std::vector<cli::results::Row> rows{row("a", 1, 300, 600, 900, "4 TB/s"), row("a", 2, 200, 700, 1000, "4 TB/s"),
+                                            row("a", 1, 350, 650, 950, "8 TB/s"),
+                                            row("a", 2, 250, 800, 1100, "8 TB/s")};
+  const Json r = cli::results::combine(rows, {}, {169.0, ""});
+  ASSERT_EQ(r["series"].size(), 2u);
+  EXPECT_EQ(r["series"][0]["label"], "a (chip.hbm.bandwidth=4 TB/s)");
+  EXPECT_EQ(r["series"][1]["coordinates"]["chip.hbm.bandwidth"], "8 TB/s");
+}
+
+TEST(MergedResults, PointsCsvHasAHeaderALinePerPointAndQuotesFieldsWithCommas) {
+  const Json r =
+      cli::results::combine({row("a", 1, 300, 600, 900, "x,y"), row("a", 2, 200, 700, 1000, "x,y")}, {}, {169.0, ""});
+  const std::string csv = cli::results::pointsCsv(r);
+  std::vector<std::string> lines;
+  std::stringstream in(csv);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].rfind("id,platform,model,scenario,kind,chip.hbm.bandwidth,chips,concurrency,interactivity", 0), 0u)
+      << lines[0] << " (the concurrency has a column of its own)";
+  EXPECT_NE(lines[1].find(",\"x,y\","), std::string::npos) << lines[1];
+  EXPECT_NE(lines[0].find("sustained_0.01s_max_w_per_chip"), std::string::npos);
+  EXPECT_NE(lines[1].find(",300,"), std::string::npos);
+  EXPECT_NE(lines[1].find(",450,"), std::string::npos) << "sustained power";
+  EXPECT_EQ(lines[2].substr(lines[2].size() - 4), ",1,1") << "on both frontiers";
+}
+
+}  // namespace
+}  // namespace scoville::test
