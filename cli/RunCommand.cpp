@@ -20,7 +20,9 @@
 #include "platforms/PlatformSummary.h"
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
+#include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
+#include "tlm/trace/ChromeTrace.h"
 #include "workloads/PlatformDecode.h"
 #include "workloads/ServingEngine.h"
 
@@ -38,7 +40,32 @@ struct RunOptions {
   bool quiet = false;
   bool verbose = false;
   bool exactAllChips = false;
+  std::string trace;                   ///< Perfetto / Chrome trace file ("": none)
+  std::string traceStart = "0 s";      ///< its window's start
+  std::string traceDuration = "1 ms";  ///< and length
 };
+
+/// The trace window from --trace-start and --trace-duration (time quantities).
+tlm::ChromeTraceOptions traceOptions(const RunOptions& options) {
+  tlm::ChromeTraceOptions trace;
+  const auto time = [](const std::string& option, const std::string& text) {
+    try {
+      return config::parseQuantityAs(text, config::dim::kTime);
+    } catch (const config::UnitError& e) {
+      throw config::ConfigError(config::ErrorKind::kBadUnit, option + " " + text, e.what());
+    }
+  };
+  trace.startS = time("--trace-start", options.traceStart);
+  const double duration = time("--trace-duration", options.traceDuration);
+  if (trace.startS < 0 || !(duration > 0)) {
+    throw config::ConfigError(
+        config::ErrorKind::kOutOfRange,
+        fmt::format("--trace-start {} --trace-duration {}", options.traceStart, options.traceDuration),
+        "the trace window needs a start >= 0 and a positive duration");
+  }
+  trace.endS = trace.startS + duration;
+  return trace;
+}
 
 /// Adds to each chip's `power.chips[].dvfs` the time its core clock below nominal added to its
 /// tensor-core and vector-unit transactions (a mirror: its leader's).
@@ -276,8 +303,13 @@ int runCommand(const Args& args, std::ostream& out) {
       "exact-all-chips", po::bool_switch(&options.exactAllChips),
       "serving: simulate every chip's memory and compute, also on tensor-parallel ranks that provably repeat "
       "their rank 0 (which otherwise mirror it: same results, less wall time)")(
-      "quiet,q", po::bool_switch(&options.quiet), "print only errors")("verbose,v", po::bool_switch(&options.verbose),
-                                                                       "print the resolved inputs too");
+      "trace", po::value(&options.trace),
+      "write a Perfetto / Chrome trace (JSON) of every unit's transactions in the window to FILE "
+      "(open it in ui.perfetto.dev)")("trace-start", po::value(&options.traceStart)->default_value(options.traceStart),
+                                      "the trace window's start (simulated time, e.g. '20 ms')")(
+      "trace-duration", po::value(&options.traceDuration)->default_value(options.traceDuration),
+      "the trace window's length")("quiet,q", po::bool_switch(&options.quiet), "print only errors")(
+      "verbose,v", po::bool_switch(&options.verbose), "print the resolved inputs too");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(description).run(), vm);
   if (vm.count("help")) {
@@ -296,6 +328,12 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
+  std::optional<tlm::ChromeTrace> trace;
+  if (!options.trace.empty()) {
+    trace.emplace(traceOptions(options));
+    const std::string parent = std::filesystem::path(options.trace).parent_path().string();
+    if (!parent.empty()) prepareOutputDirectory(parent);
+  }
   nlohmann::ordered_json report;
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = {{"name", "scoville"}, {"version", SCOVILLE_VERSION}};
@@ -310,6 +348,7 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // One elaboration per process: the platform and the workload live for the rest of sc_main.
   platform::Platform platform("platform", inputs.platform);
+  if (trace) platform.subscribeActivity(*trace);
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window
   std::string requests;                                      // a serving run's requests.csv
@@ -328,6 +367,11 @@ int runCommand(const Args& args, std::ostream& out) {
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
     requests = requestsCsv(engine.records());
+    if (trace) {
+      for (const workload::RequestRecord& r : engine.records()) {
+        trace->addRequest(r.id, r.arrival, r.firstToken, r.finish, r.tokenTimes.size() == r.outputTokens);
+      }
+    }
     const nlohmann::ordered_json& metrics = report["results"]["metrics"];
     window = power::PowerMonitor::ServingWindow{
         metrics["window_s"]["start"].get<double>(), metrics["window_s"]["end"].get<double>(),
@@ -376,6 +420,17 @@ int runCommand(const Args& args, std::ostream& out) {
   // report.json last: its presence means the run's files are complete.
   const std::filesystem::path outDir(options.out);
   if (serving) writeFileAtomically((outDir / "requests.csv").string(), requests);
+  if (trace) {
+    const nlohmann::ordered_json& power = report["power"];
+    if (power.contains("timeline")) {
+      const nlohmann::ordered_json& timeline = power["timeline"];
+      const double interval = timeline["interval_s"].get<double>();
+      for (std::size_t i = 0; i < timeline["platform_w"].size(); ++i) {
+        trace->addCounter("platform power", interval * static_cast<double>(i), timeline["platform_w"][i].get<double>());
+      }
+    }
+    writeFileAtomically(options.trace, trace->json());
+  }
   if (const std::string power = powerTimelineCsv(report["power"]); !power.empty()) {
     writeFileAtomically((outDir / "power.csv").string(), power);
   }

@@ -118,6 +118,11 @@ Platform::Platform(const sc_core::sc_module_name& name, const PlatformConfig& co
   attachPower();
 }
 
+void Platform::subscribeActivity(tlm::ActivityListener& listener) {
+  for (const auto& chip : m_chips) chip->activityBus().subscribe(listener);
+  m_networkActivity.subscribe(listener);
+}
+
 void Platform::attachPower() {
   std::vector<power::ChipPowerSpec> specs;
   for (int i = 0; i < chipCount(); ++i) {

@@ -56,6 +56,8 @@ class Platform : public sc_core::sc_module {
   const stats::Group& hostStats() const { return m_hostStats; }
   /// Activity (link and switch bytes, packets) of the whole network; power listeners subscribe.
   tlm::ActivityBus& networkActivity() { return m_networkActivity; }
+  /// Subscribes `listener` to the activity of every chip and of the network (before sc_start()).
+  void subscribeActivity(tlm::ActivityListener& listener);
   /// Statistics of every chip and of the network, one group per component.
   const stats::Group& stats() const { return m_stats; }
   /// The power model, listening to every chip and the network (docs/power.md).

@@ -40,7 +40,12 @@ struct ActivityEvent {
   sc_core::sc_time start;  ///< when the activity begins (the unit starts on the transaction)
   sc_core::sc_time time;   ///< when the activity ends (the transaction's completion)
   const char* source = "";
-  int chip = -1;  ///< network events: the chip whose port moved the bytes (-1: a switch's activity)
+  int chip = -1;                ///< network events: the chip whose port moved the bytes (-1: a switch's activity)
+  OpKind kind = OpKind::kRead;  ///< the transaction's op (for traces)
+  uint32_t layer = 0;           ///< its layer
+  uint64_t request = 0;         ///< its serving request (0: shared)
+  int srcChip = 0;              ///< its issuing chip
+  int dstChip = 0;              ///< the chip that serves it (kSend: the receiver)
 };
 
 class ActivityListener {
@@ -74,8 +79,8 @@ class ActivitySource {
   void emit(Activity activity, double amount, const OpExtension& op, const sc_core::sc_time& start,
             const sc_core::sc_time& end, int chip = -1) const {
     if (m_bus == nullptr || !m_bus->active() || amount == 0.0) return;
-    m_bus->emit(
-        ActivityEvent{activity, amount, op.precision, op.phase, op.block, std::min(start, end), end, m_source, chip});
+    m_bus->emit(ActivityEvent{activity, amount, op.precision, op.phase, op.block, std::min(start, end), end, m_source,
+                              chip, op.kind, op.layer, op.requestId, op.srcChip, op.dstChip});
   }
 
  private:

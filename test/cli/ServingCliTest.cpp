@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "test/cli/ServingCliFixture.h"
 #include "test/support/Shipped.h"
@@ -299,6 +301,61 @@ TEST_F(ServingCliTest, BadServingInputIsRejectedWithTheKeyAndNoReport) {
   // A prompt longer than the whole KV cache can never be served.
   expectError({"-m", "tiny-dense", "-s", "inferencex-8k1k", "--set", "platform.chip_types[0].hbm.capacity=270 MB"},
               "does-not-fit", {"KV cache holds", "longest request needs"});
+}
+
+TEST_F(ServingCliTest, TraceShowsEachUnitsTransactionsInItsWindowAndChangesNoResult) {
+  // Two chips of tensor parallelism: compute, memory, fabric ports and the switch all appear.
+  const auto args = join(
+      {"-m", "tiny-dense", "-p", "jalapeno-8", "--set", "platform.placement.tp=2", "--set", "platform.placement.dp=4"},
+      smallLoad(2, 2, 256, 16));
+  const Json plain = serve("plain", args);
+  const std::string trace = dir.file("trace/run.json");
+  const Json traced =
+      serve("traced", join(args, {"--trace", trace, "--trace-start", "0.1 ms", "--trace-duration", "0.2 ms"}));
+  EXPECT_EQ(readFile(dir.file("traced/report.json")), readFile(dir.file("plain/report.json")))
+      << "tracing only listens";
+
+  const Json t = Json::parse(readFile(trace));
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, std::string> threads;
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> lanes;
+  std::set<std::string> categories;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes[e["pid"].get<int>()] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads[{e["pid"], e["tid"]}] = e["args"]["name"];
+    if (e["ph"] != "X") continue;
+    const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
+    EXPECT_GE(dur, 0.0);
+    if (e["cat"] != "request") {
+      EXPECT_GE(ts + dur, 100.0 - 1e-6) << "ends before the window";
+      EXPECT_LE(ts, 300.0 + 1e-6) << "starts after the window";
+    }
+    lanes[{e["pid"], e["tid"]}].emplace_back(ts, dur);
+    categories.insert(e["cat"].get<std::string>());
+  }
+  std::set<std::string> names;
+  for (const auto& [key, name] : threads) names.insert(processes[key.first] + "/" + name);
+  // Rank 1 mirrors rank 0's compute and memory (docs/serving.md); its fabric traffic is its own.
+  for (const char* track : {"chip0/tensor_core", "chip0/vector_unit", "chip0/hbm", "chip0/fabric send",
+                            "chip1/fabric receive", "network/switch0", "requests/requests"}) {
+    EXPECT_EQ(names.count(track), 1u) << track;
+  }
+  EXPECT_EQ(names.count("chip1/tensor_core"), 0u);
+  EXPECT_TRUE(categories.count("decode")) << "decode steps run in the window";
+  // A viewer needs the slices of one track to be disjoint.
+  for (auto& [key, slices] : lanes) {
+    std::sort(slices.begin(), slices.end());
+    for (std::size_t i = 1; i < slices.size(); ++i) {
+      EXPECT_GE(slices[i].first, slices[i - 1].first + slices[i - 1].second - 1e-3) << threads[key];
+    }
+  }
+  EXPECT_EQ(t["otherData"]["slices_dropped"], 0);
+
+  const ProcessResult bad = runScoville(join({"run", "-q", "-s", "inferencex-8k1k", "--out", dir.file("bad"), "--trace",
+                                              trace, "--trace-duration", "2 furlongs"},
+                                             args));
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("--trace-duration 2 furlongs"), std::string::npos) << bad.err;
 }
 
 }  // namespace
