@@ -163,21 +163,26 @@ std::pair<sweep::Spec, std::vector<sweep::Point>> planSweep(const SweepOptions& 
   const Inputs& first = base.begin()->second;
   const bool closedLoop = first.scenario.kind == workload::ScenarioKind::kServing &&
                           first.scenario.load.impl == workload::LoadKind::kClosedLoop;
+  // A decode step's "concurrency" is its batch: each user gets one token per step.
+  const bool decodeStep = first.scenario.kind == workload::ScenarioKind::kDecodeStep;
   const bool concurrencyAxis = std::any_of(spec.axes.begin(), spec.axes.end(), [](const sweep::Axis& a) {
-    return a.name == "concurrency" || a.name == "scenario.load.concurrency";
+    return a.name == "concurrency" || a.name == "scenario.load.concurrency" || a.name == "scenario.batch";
   });
   if (concurrencyGiven && concurrencyAxis) {
     throw ConfigError(ErrorKind::kConflictingOverride, "--concurrency " + options.concurrency,
-                      "the concurrency is also varied by --vary; give it once");
+                      "the concurrency (or a decode step's batch) is also varied by --vary; give it once");
   }
   const std::string list = concurrencyGiven ? options.concurrency : sweep::kDefaultConcurrencies;
   if ((concurrencyGiven && list != "none") || (!concurrencyGiven && closedLoop && !concurrencyAxis)) {
-    if (!closedLoop) {
+    if (decodeStep) {
+      spec.axes.push_back(sweep::parseAxis("scenario.batch=" + list));
+    } else if (!closedLoop) {
       throw ConfigError(ErrorKind::kInvalidConfig, "--concurrency " + list,
                         fmt::format("scenario '{}' is not a closed-loop serving load; its concurrency cannot vary",
                                     first.scenario.name));
+    } else {
+      spec.axes.push_back(sweep::parseAxis("concurrency=" + list));
     }
-    spec.axes.push_back(sweep::parseAxis("concurrency=" + list));
   }
   for (std::size_t a = 0; a < spec.axes.size(); ++a) {
     for (std::size_t b = 0; b < a; ++b) {

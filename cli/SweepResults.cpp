@@ -79,6 +79,17 @@ Json sustainedPerChip(const nlohmann::json& power) {
   return out;
 }
 
+/// Joules per token from tokens per joule (null when no token was made).
+Json perToken(const nlohmann::json& tokensPerJoule) {
+  const double t = tokensPerJoule.get<double>();
+  return t > 0 ? Json(1.0 / t) : Json(nullptr);
+}
+
+/// A frontier's interactivity for a note: whole tok/s/user, or three figures below 100.
+std::string interactivity(double x) {
+  return x >= 100 ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x);
+}
+
 }  // namespace
 
 Row rowOf(const nlohmann::json& report, const std::string& source) {
@@ -114,7 +125,7 @@ Row rowOf(const nlohmann::json& report, const std::string& source) {
       s["power"] = {{"rated_w_per_chip", m.at("rated_power_w").get<double>() / m.at("chips").get<double>()},
                     {"average_w_per_chip", serving.at("average_power_per_chip_w")},
                     {"sustained_w_per_chip", sustainedPerChip(power)},
-                    {"energy_per_output_token_j", serving.at("energy_per_token_j").at("decode_per_output_token")}};
+                    {"energy_per_output_token_j", perToken(serving.at("tokens_per_joule").at("output"))}};
     } else {
       // A single decode step: every user gets a token per step; no load, no power window.
       const double chips = results.at("placement").at("chips").get<double>();
@@ -156,9 +167,10 @@ struct Series {
   std::vector<std::size_t> rows;
 };
 
-/// A coordinate that moves a point along its curve rather than onto another curve.
+/// A coordinate that moves a point along its curve rather than onto another curve: the load
+/// (a decode step's batch is its concurrency).
 bool alongTheCurve(const std::string& name) {
-  return name == "concurrency" || name == "scenario.load.concurrency";
+  return name == "concurrency" || name == "scenario.load.concurrency" || name == "scenario.batch";
 }
 
 std::string describe(const Json& coordinates) {
@@ -259,8 +271,8 @@ Json combine(const std::vector<Row>& rows, const std::vector<std::pair<std::stri
       found[axis] = at.has_value();
       atTarget[axis == 0 ? "throughput_per_chip_tok_per_s" : "throughput_per_kw_rated_tok_per_s"] = orNull(at);
       if (axis == 0 && !at && !frontierCurve.empty()) {
-        atTarget["note"] = fmt::format("the frontier spans {:.4g} to {:.4g} tok/s/user", frontierCurve.back().x,
-                                       frontierCurve.front().x);
+        atTarget["note"] = fmt::format("the frontier spans {} to {} tok/s/user", interactivity(frontierCurve.back().x),
+                                       interactivity(frontierCurve.front().x));
       }
     }
     entry["peak_throughput_per_chip_tok_per_s"] = values[0];

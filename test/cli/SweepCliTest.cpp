@@ -184,6 +184,21 @@ TEST_F(SweepCliTest, SlurmArrayTasksRunThePointsAndMergeCombinesThem) {
   EXPECT_EQ(looseResults["points"][0]["source"].get<std::string>().rfind("../slurm/points/", 0), 0u);
 }
 
+TEST_F(SweepCliTest, ADecodeStepSweepIsACurveOverTheBatch) {
+  const ProcessResult r =
+      runScoville({"sweep", "-m", "tiny-dense", "-s", "decode-step", "-c", "1,8", "-q", "--out", dir.file("d")});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const Json results = json("d/results.json");
+  ASSERT_EQ(results["series"].size(), 1u);
+  ASSERT_EQ(results["points"].size(), 2u);
+  EXPECT_EQ(results["points"][1]["concurrency"], 8);
+  // A bigger batch streams the same weights for more users: more throughput, a little less speed each.
+  EXPECT_GT(results["points"][1]["throughput_per_chip_tok_per_s"]["output"].get<double>(),
+            2 * results["points"][0]["throughput_per_chip_tok_per_s"]["output"].get<double>());
+  EXPECT_LE(results["points"][1]["interactivity_tok_per_s_per_user"].get<double>(),
+            results["points"][0]["interactivity_tok_per_s_per_user"].get<double>());
+}
+
 TEST_F(SweepCliTest, BadSweepInputIsRejectedBeforeAnyRunNamingTheOption) {
   struct Case {
     std::vector<std::string> extra;
@@ -204,9 +219,13 @@ TEST_F(SweepCliTest, BadSweepInputIsRejectedBeforeAnyRunNamingTheOption) {
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir.file("bad/sweep.json"))) << "nothing is written before every point checks";
   }
-  const ProcessResult decode = runScoville({"sweep", "-s", "decode-step", "-c", "1,2", "--out", dir.file("d")});
-  EXPECT_EQ(decode.exitCode, 2);
-  EXPECT_NE(decode.err.find("not a closed-loop serving load"), std::string::npos) << decode.err;
+  writeFile(dir.file("poisson.yaml"),
+            "name: p\ndescription: p\nkind: serving\nload: {impl: poisson, rate_per_s: 100}\n"
+            "input_tokens: 64\noutput_tokens: 8\nrequests: 4\n");
+  const ProcessResult poisson =
+      runScoville({"sweep", "-m", "tiny-dense", "-s", dir.file("poisson.yaml"), "-c", "1,2", "--out", dir.file("p")});
+  EXPECT_EQ(poisson.exitCode, 2);
+  EXPECT_NE(poisson.err.find("not a closed-loop serving load"), std::string::npos) << poisson.err;
   const ProcessResult missing = runScoville({"merge", dir.file("nowhere")});
   EXPECT_EQ(missing.exitCode, 2);
   EXPECT_NE(missing.err.find("nowhere"), std::string::npos) << missing.err;
