@@ -16,6 +16,7 @@
 #include "cli/ReportWriter.h"
 #include "cli/RunCsv.h"
 #include "cli/ServingReport.h"
+#include "cli/Waveforms.h"
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
 #include "tlm/ProtocolChecker.h"
@@ -23,6 +24,7 @@
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
 #include "tlm/trace/ChromeTrace.h"
+#include "tlm/trace/UnitActivity.h"
 #include "workloads/PlatformDecode.h"
 #include "workloads/ServingEngine.h"
 
@@ -43,7 +45,12 @@ struct RunOptions {
   std::string trace;                   ///< Perfetto / Chrome trace file ("": none)
   std::string traceStart = "0 s";      ///< its window's start
   std::string traceDuration = "1 ms";  ///< and length
+  std::string vcd;                     ///< VCD waveform file ("": none)
+  std::string vcdInterval = "1 us";    ///< its sample interval
 };
+
+/// At most this many samples per waveform (a bound on the VCD's size and on memory).
+constexpr double kMaxVcdSamples = 2e6;
 
 /// The trace window from --trace-start and --trace-duration (time quantities).
 tlm::ChromeTraceOptions traceOptions(const RunOptions& options) {
@@ -308,7 +315,12 @@ int runCommand(const Args& args, std::ostream& out) {
       "(open it in ui.perfetto.dev)")("trace-start", po::value(&options.traceStart)->default_value(options.traceStart),
                                       "the trace window's start (simulated time, e.g. '20 ms')")(
       "trace-duration", po::value(&options.traceDuration)->default_value(options.traceDuration),
-      "the trace window's length")("quiet,q", po::bool_switch(&options.quiet), "print only errors")(
+      "the trace window's length")(
+      "vcd", po::value(&options.vcd),
+      "write VCD waveforms (per chip: unit utilisations, HBM bandwidth and requests in flight, fabric bytes/s, "
+      "power, core clock; the platform's power and requests in flight) over the trace window to FILE (GTKWave)")(
+      "vcd-interval", po::value(&options.vcdInterval)->default_value(options.vcdInterval),
+      "the waveforms' sample interval")("quiet,q", po::bool_switch(&options.quiet), "print only errors")(
       "verbose,v", po::bool_switch(&options.verbose), "print the resolved inputs too");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(description).run(), vm);
@@ -329,6 +341,28 @@ int runCommand(const Args& args, std::ostream& out) {
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
   std::optional<tlm::ChromeTrace> trace;
+  std::optional<tlm::UnitActivity> waveforms;
+  if (!options.vcd.empty()) {
+    const tlm::ChromeTraceOptions window = traceOptions(options);
+    double interval = 0.0;
+    try {
+      interval = config::parseQuantityAs(options.vcdInterval, config::dim::kTime);
+    } catch (const config::UnitError& e) {
+      throw config::ConfigError(config::ErrorKind::kBadUnit, "--vcd-interval " + options.vcdInterval, e.what());
+    }
+    if (!(interval > 0) || (window.endS - window.startS) / interval > kMaxVcdSamples) {
+      throw config::ConfigError(config::ErrorKind::kOutOfRange, "--vcd-interval " + options.vcdInterval,
+                                fmt::format("the window of {} s needs a positive interval giving at most {} samples",
+                                            window.endS - window.startS, kMaxVcdSamples));
+    }
+    std::vector<double> burstBytes;
+    for (int c = 0; c < inputs.platform.chipCount(); ++c) {
+      burstBytes.push_back(inputs.platform.chipConfig(c).hbm.burstBytes);
+    }
+    waveforms.emplace(window.startS, window.endS, interval, std::move(burstBytes));
+    const std::string parent = std::filesystem::path(options.vcd).parent_path().string();
+    if (!parent.empty()) prepareOutputDirectory(parent);
+  }
   if (!options.trace.empty()) {
     trace.emplace(traceOptions(options));
     const std::string parent = std::filesystem::path(options.trace).parent_path().string();
@@ -349,6 +383,9 @@ int runCommand(const Args& args, std::ostream& out) {
   // One elaboration per process: the platform and the workload live for the rest of sc_main.
   platform::Platform platform("platform", inputs.platform);
   if (trace) platform.subscribeActivity(*trace);
+  if (waveforms) platform.subscribeActivity(*waveforms);
+  std::vector<int> mirrorOf;                     // serving: the chip each chip mirrors (-1: none)
+  std::vector<workload::RequestRecord> records;  // serving: every request, for the waveforms
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window
   std::string requests;                                      // a serving run's requests.csv
@@ -361,12 +398,14 @@ int runCommand(const Args& args, std::ostream& out) {
                          inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
                          inputs.scenario.name, options.inputs.scenario, engine.replicas(), engine.tp(), options.seed);
     }
-    platform.power().setMirrors(engine.mirrorOfChips());
+    mirrorOf = engine.mirrorOfChips();
+    platform.power().setMirrors(mirrorOf);
     sc_core::sc_start();
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
     requests = requestsCsv(engine.records());
+    if (waveforms) records = engine.records();
     if (trace) {
       for (const workload::RequestRecord& r : engine.records()) {
         trace->addRequest(r.id, r.arrival, r.firstToken, r.finish, r.tokenTimes.size() == r.outputTokens);
@@ -430,6 +469,9 @@ int runCommand(const Args& args, std::ostream& out) {
       }
     }
     writeFileAtomically(options.trace, trace->json());
+  }
+  if (waveforms) {
+    writeFileAtomically(options.vcd, waveformsVcd(*waveforms, platform, mirrorOf, serving ? &records : nullptr));
   }
   if (const std::string power = powerTimelineCsv(report["power"]); !power.empty()) {
     writeFileAtomically((outDir / "power.csv").string(), power);

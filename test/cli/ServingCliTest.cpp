@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "test/cli/ServingCliFixture.h"
 #include "test/support/Shipped.h"
@@ -310,10 +311,11 @@ TEST_F(ServingCliTest, TraceShowsEachUnitsTransactionsInItsWindowAndChangesNoRes
       smallLoad(2, 2, 256, 16));
   const Json plain = serve("plain", args);
   const std::string trace = dir.file("trace/run.json");
-  const Json traced =
-      serve("traced", join(args, {"--trace", trace, "--trace-start", "0.1 ms", "--trace-duration", "0.2 ms"}));
+  const std::string vcd = dir.file("trace/run.vcd");
+  const Json traced = serve("traced", join(args, {"--trace", trace, "--trace-start", "0.1 ms", "--trace-duration",
+                                                  "0.2 ms", "--vcd", vcd, "--vcd-interval", "5 us"}));
   EXPECT_EQ(readFile(dir.file("traced/report.json")), readFile(dir.file("plain/report.json")))
-      << "tracing only listens";
+      << "tracing and waveforms only listen";
 
   const Json t = Json::parse(readFile(trace));
   std::map<int, std::string> processes;
@@ -351,11 +353,54 @@ TEST_F(ServingCliTest, TraceShowsEachUnitsTransactionsInItsWindowAndChangesNoRes
   }
   EXPECT_EQ(t["otherData"]["slices_dropped"], 0);
 
+  // The waveforms: 40 samples of 5 us per signal; no unit beyond its peak; every chip's power at
+  // least its idle floor; at most the two users' requests in flight.
+  const std::string waves = readFile(vcd);
+  std::map<std::string, std::string> ids;  // "chip0.power_w" -> id
+  std::map<std::string, std::vector<double>> values;
+  std::istringstream in(waves);
+  std::string scope;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string first, type, width, id, name;
+    words >> first;
+    if (first == "$scope") words >> type >> scope;
+    if (first == "$var") {
+      words >> type >> width >> id >> name;
+      ids[scope + "." + name] = id;
+    }
+    if (first.size() > 1 && first[0] == 'r') {
+      words >> id;
+      values[id].push_back(std::stod(first.substr(1)));
+    }
+  }
+  ASSERT_EQ(ids.count("chip7.power_w"), 1u) << waves.substr(0, 2000);
+  ASSERT_EQ(ids.count("platform.requests_in_flight"), 1u);
+  for (int c = 0; c < 8; ++c) {
+    const std::string chip = "chip" + std::to_string(c);
+    for (const char* unit : {"tensor_core_utilization", "vector_unit_utilization", "hbm_bandwidth_utilization"}) {
+      for (const double v : values[ids[chip + "." + unit]]) {
+        EXPECT_GE(v, 0.0) << chip << " " << unit;
+        EXPECT_LE(v, 1.0 + 1e-9) << chip << " " << unit << ": beyond the unit's peak";
+      }
+    }
+    for (const double w : values[ids[chip + ".power_w"]]) EXPECT_GE(w, 100.0) << chip;
+  }
+  double busiest = 0.0;
+  for (const double v : values[ids["chip0.hbm_bandwidth_utilization"]]) busiest = std::max(busiest, v);
+  EXPECT_GT(busiest, 0.1) << "decode streams the weights";
+  for (const double n : values[ids["platform.requests_in_flight"]]) EXPECT_LE(n, 2.0);
+
   const ProcessResult bad = runScoville(join({"run", "-q", "-s", "inferencex-8k1k", "--out", dir.file("bad"), "--trace",
                                               trace, "--trace-duration", "2 furlongs"},
                                              args));
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("--trace-duration 2 furlongs"), std::string::npos) << bad.err;
+  const ProcessResult tooFine = runScoville(join(
+      {"run", "-q", "-s", "inferencex-8k1k", "--out", dir.file("bad"), "--vcd", vcd, "--vcd-interval", "1 ps"}, args));
+  EXPECT_EQ(tooFine.exitCode, 2);
+  EXPECT_NE(tooFine.err.find("--vcd-interval 1 ps"), std::string::npos) << tooFine.err;
+  EXPECT_FALSE(fs::exists(dir.file("bad/report.json")));
 }
 
 }  // namespace

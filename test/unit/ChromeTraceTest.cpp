@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tlm/trace/ChromeTrace.h"
+#include "tlm/trace/UnitActivity.h"
+#include "tlm/trace/VcdWriter.h"
 
 namespace scoville::test {
 namespace {
@@ -105,6 +107,38 @@ TEST(ChromeTrace, RequestsWaitThenDecodeOnLanesOfTheirOwn) {
   int counters = 0;
   for (const auto& e : p.raw["traceEvents"]) counters += e["ph"] == "C";
   EXPECT_EQ(counters, 1);
+}
+
+TEST(UnitActivity, SpreadsEachEventOverTheSamplesItOverlaps) {
+  // Samples of 100 ns from 100 ns to 500 ns; chip 0 has 64-byte bursts.
+  tlm::UnitActivity a(100e-9, 500e-9, 100e-9, {64.0, 32.0});
+  ASSERT_EQ(a.bins(), 4u);
+  a.onActivity(event(tlm::Activity::kMacs, "platform.chip0.tensor_core", 50, 250));     // 50 ns before the window
+  a.onActivity(event(tlm::Activity::kDramReadBursts, "platform.chip1.hbm", 300, 500));  // 4 bursts of 32 B
+  a.onActivity(event(tlm::Activity::kDramActivates, "platform.chip1.hbm", 300, 500));   // not a quantity here
+  a.onActivity(event(tlm::Activity::kLinkBytes, "platform.switch0", 150, 150, 0));      // instantaneous
+  a.onActivity(event(tlm::Activity::kMacs, "platform.switch0", 150, 250));              // not a chip's unit
+  using Q = tlm::UnitActivity;
+  EXPECT_NEAR(a.at(0, Q::kTensorBusyS, 0), 100e-9, 1e-18);
+  EXPECT_NEAR(a.at(0, Q::kTensorBusyS, 1), 50e-9, 1e-18);
+  EXPECT_EQ(a.at(0, Q::kTensorBusyS, 2), 0.0);
+  EXPECT_NEAR(a.at(1, Q::kHbmBytes, 2) + a.at(1, Q::kHbmBytes, 3), 4 * 32.0, 1e-9);
+  EXPECT_NEAR(a.at(1, Q::kHbmBytes, 2), 64.0, 1e-9);
+  EXPECT_NEAR(a.at(1, Q::kHbmRequestS, 3), 100e-9, 1e-18) << "one request in flight through the sample";
+  EXPECT_DOUBLE_EQ(a.at(0, Q::kFabricBytes, 0), 4.0);
+}
+
+TEST(VcdWriter, DeclaresEachSignalInItsScopeAndWritesOnlyChanges) {
+  tlm::VcdWriter vcd;
+  vcd.add("chip0", "power_w", {100, 100, 250});
+  vcd.add("platform", "requests_in_flight", {0, 1, 1});
+  const std::string text = vcd.text(1e-6, 1e-6, "test");
+  EXPECT_NE(text.find("$timescale 1 ns $end"), std::string::npos);
+  EXPECT_NE(text.find("$scope module chip0 $end\n$var real 64 a power_w $end\n$upscope $end"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("$var real 64 b requests_in_flight $end"), std::string::npos);
+  // Time 1000 ns: both values; 2000 ns: only the count changed; 3000 ns: only the power.
+  EXPECT_NE(text.find("#1000\nr100 a\nr0 b\n#2000\nr1 b\n#3000\nr250 a\n"), std::string::npos) << text;
 }
 
 }  // namespace

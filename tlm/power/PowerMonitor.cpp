@@ -207,6 +207,7 @@ void ChipPower::decide(double time) {
   m_pointSince = time;
   m_point = next;
   ++m_changes;
+  m_clockLog.push_back(ClockChange{time, next});
   m_clock->setScale(points[next].frequencyHz / points.front().frequencyHz);
   const double v = points[next].voltageV / points.front().voltageV;
   m_coreEnergyScale = v * v;

@@ -104,6 +104,12 @@ class ChipPower : public tlm::ActivityListener {
   /// Time spent at each DVFS point up to `endS` (closes the current one at endS).
   std::vector<double> timeAtPoints(double endS) const;
   std::size_t clockChanges() const { return m_changes; }
+  /// Every change of DVFS point: when, and the point it moved to (the run starts at point 0).
+  struct ClockChange {
+    double timeS = 0.0;
+    std::size_t point = 0;
+  };
+  const std::vector<ClockChange>& clockLog() const { return m_clockLog; }
   /// The first decision's time (windows starting then are the governor's to answer for).
   double firstDecisionS() const { return m_responseS; }
   const std::vector<DvfsPoint>& points() const { return m_energy.dvfs; }
@@ -152,6 +158,7 @@ class ChipPower : public tlm::ActivityListener {
   double m_pointSince = 0.0;
   std::vector<double> m_timeAtPoint;
   std::size_t m_changes = 0;
+  std::vector<ClockChange> m_clockLog;
   std::vector<double> m_coreBins;  ///< core dynamic energy per fine bin, for the prediction
 };
 
