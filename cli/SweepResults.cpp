@@ -120,17 +120,28 @@ Row rowOf(const nlohmann::json& report, const std::string& source) {
       s["throughput_tok_per_s"] = m.at("throughput_tok_per_s");
       s["throughput_per_chip_tok_per_s"] = m.at("throughput_per_chip_tok_per_s");
       s["throughput_per_kw_rated_tok_per_s"] = m.at("throughput_per_kw_tok_per_s");
-      const nlohmann::json& serving = power.at("serving");
-      s["throughput_per_kw_average_tok_per_s"] = serving.at("throughput_per_kw_average_tok_per_s");
-      s["power"] = {{"rated_w_per_chip", m.at("rated_power_w").get<double>() / m.at("chips").get<double>()},
-                    {"average_w_per_chip", serving.at("average_power_per_chip_w")},
-                    {"sustained_w_per_chip", sustainedPerChip(power)},
-                    {"energy_per_output_token_j", perToken(serving.at("tokens_per_joule").at("output"))}};
+      const double ratedPerChip = m.at("rated_power_w").get<double>() / m.at("chips").get<double>();
+      if (power.contains("serving")) {
+        const nlohmann::json& serving = power.at("serving");
+        s["throughput_per_kw_average_tok_per_s"] = serving.at("throughput_per_kw_average_tok_per_s");
+        s["power"] = {{"rated_w_per_chip", ratedPerChip},
+                      {"average_w_per_chip", serving.at("average_power_per_chip_w")},
+                      {"sustained_w_per_chip", sustainedPerChip(power)},
+                      {"energy_per_output_token_j", perToken(serving.at("tokens_per_joule").at("output"))}};
+      } else {  // a platform without an energy model (power.modelled false)
+        s["throughput_per_kw_average_tok_per_s"] = {{"output", nullptr}, {"total", nullptr}};
+        s["power"] = {{"rated_w_per_chip", ratedPerChip},
+                      {"average_w_per_chip", nullptr},
+                      {"sustained_w_per_chip", Json::array()},
+                      {"energy_per_output_token_j", nullptr}};
+      }
     } else {
-      // A single decode step: every user gets a token per step; no load, no power window.
-      const double chips = results.at("placement").at("chips").get<double>();
+      // A single decode step: every user gets a token per step; no load, no power window. Per
+      // chip and per kW count the whole platform (idle replicas included), as a serving run does.
+      const double chips = report.at("platform").at("chips").get<double>();
+      const double rated = report.at("platform").at("totals").at("rated_power_w").get<double>();
       const double output = results.at("output_tokens_per_s").get<double>();
-      s["chips"] = results.at("placement").at("chips");
+      s["chips"] = report.at("platform").at("chips");
       s["concurrency"] = results.at("batch");
       s["interactivity_tok_per_s_per_user"] = results.at("tokens_per_s_per_user");
       const double step = results.at("step_time_s").get<double>();
@@ -140,17 +151,18 @@ Row rowOf(const nlohmann::json& report, const std::string& source) {
       s["e2el_s"] = nullLatency();
       s["throughput_tok_per_s"] = {{"input", 0.0}, {"output", output}, {"total", output}};
       s["throughput_per_chip_tok_per_s"] = {{"input", 0.0}, {"output", output / chips}, {"total", output / chips}};
-      double rated = 0.0;
-      for (const auto& chip : power.at("chips")) rated += chip.at("rated_w").get<double>();
       const double perKw = rated > 0 ? output / (rated / 1000.0) : 0.0;
       s["throughput_per_kw_rated_tok_per_s"] = {{"input", 0.0}, {"output", perKw}, {"total", perKw}};
-      const double average = power.at("platform").at("average_w").get<double>();
+      const double average = power.contains("platform") ? power.at("platform").at("average_w").get<double>() : 0.0;
       const double perKwAverage = average > 0 ? output / (average / 1000.0) : 0.0;
       s["throughput_per_kw_average_tok_per_s"] = {{"output", perKwAverage}, {"total", perKwAverage}};
-      s["power"] = {{"rated_w_per_chip", rated / static_cast<double>(power.at("chips").size())},
-                    {"average_w_per_chip", average / static_cast<double>(power.at("chips").size())},
-                    {"sustained_w_per_chip", sustainedPerChip(power)},
-                    {"energy_per_output_token_j", nullptr}};
+      s["power"] = {{"rated_w_per_chip", rated / chips},
+                    {"average_w_per_chip", average > 0 ? Json(average / chips) : Json(nullptr)},
+                    {"sustained_w_per_chip", power.contains("chips") ? sustainedPerChip(power) : Json::array()},
+                    {"energy_per_output_token_j",
+                     power.contains("platform") && results.at("batch").get<double>() > 0
+                         ? Json(power.at("platform").at("energy_j").get<double>() / results.at("batch").get<double>())
+                         : Json(nullptr)}};
     }
     row.summary = std::move(s);
   } catch (const nlohmann::json::exception& e) {
