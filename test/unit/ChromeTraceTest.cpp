@@ -7,6 +7,7 @@
 
 #include "tlm/trace/ChromeTrace.h"
 #include "tlm/trace/UnitActivity.h"
+#include "tlm/trace/UnitName.h"
 #include "tlm/trace/VcdWriter.h"
 
 namespace scoville::test {
@@ -139,6 +140,16 @@ TEST(VcdWriter, DeclaresEachSignalInItsScopeAndWritesOnlyChanges) {
   EXPECT_NE(text.find("$var real 64 b requests_in_flight $end"), std::string::npos);
   // Time 1000 ns: both values; 2000 ns: only the count changed; 3000 ns: only the power.
   EXPECT_NE(text.find("#1000\nr100 a\nr0 b\n#2000\nr1 b\n#3000\nr250 a\n"), std::string::npos) << text;
+}
+
+TEST(UnitName, ReadsTheChipAndUnitFromAModuleName) {
+  EXPECT_EQ(tlm::unitNameOf("platform.chip12.hbm").chip, 12);
+  EXPECT_EQ(tlm::unitNameOf("platform.chip12.hbm").unit, "hbm");
+  EXPECT_EQ(tlm::unitNameOf("platform.chip0.interconnect.port1").unit, "interconnect.port1");
+  EXPECT_EQ(tlm::unitNameOf("platform.switch0").chip, -1);
+  EXPECT_EQ(tlm::unitNameOf("platform.switch0").unit, "switch0");
+  EXPECT_EQ(tlm::unitNameOf("platform.chipset.x").chip, -1) << "not a chip index";
+  EXPECT_EQ(tlm::unitNameOf("platform.chip7").chip, -1) << "a chip itself is not a unit";
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "tlm/trace/UnitName.h"
+
 namespace scoville::tlm {
 
 namespace {
@@ -112,16 +114,12 @@ void ChromeTrace::onActivity(const ActivityEvent& e) {
 
   // The track: a unit of a chip ("platform.chip3.hbm" -> chip3 / hbm), a chip's fabric port
   // (network modules name the chip), or a network module of its own.
-  std::string source = e.source;
-  if (source.rfind("platform.", 0) == 0) source = source.substr(9);
-  std::string process = "network";
-  std::string unit = source;
+  const UnitName source = unitNameOf(e.source);
+  std::string process = source.chip >= 0 ? fmt::format("chip{}", source.chip) : "network";
+  std::string unit = source.unit;
   if (e.chip >= 0) {
     process = fmt::format("chip{}", e.chip);
     unit = e.chip == e.srcChip ? "fabric send" : "fabric receive";
-  } else if (source.rfind("chip", 0) == 0 && source.find('.') != std::string::npos) {
-    process = source.substr(0, source.find('.'));
-    unit = source.substr(source.find('.') + 1);
   }
   Track& unitTrack = track(process, unit, kUnitLanes);
   const int thread = lane(unitTrack, start, end);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "tlm/trace/UnitName.h"
+
 namespace scoville::tlm {
 
 UnitActivity::UnitActivity(double startS, double endS, double intervalS, std::vector<double> burstBytes)
@@ -20,22 +22,12 @@ UnitActivity::UnitActivity(double startS, double endS, double intervalS, std::ve
 UnitActivity::Target UnitActivity::targetOf(const ActivityEvent& e) {
   const auto it = m_targets.find(e.source);
   if (it != m_targets.end()) return it->second;
-  // "platform.chip3.tensor_core" -> chip 3, the tensor core.
   Target target;
-  const std::string source = e.source;
-  const auto at = source.find("chip");
-  const auto dot = source.find('.', at == std::string::npos ? 0 : at);
-  if (at != std::string::npos && dot != std::string::npos) {
-    try {
-      target.chip = std::stoi(source.substr(at + 4, dot - at - 4));
-    } catch (const std::exception&) {
-      target.chip = -1;
-    }
-    const std::string unit = source.substr(dot + 1);
-    if (unit == "tensor_core") target.quantity = kTensorBusyS;
-    if (unit == "vector_unit") target.quantity = kVectorBusyS;
-    if (unit == "hbm") target.quantity = kHbmBytes;
-  }
+  const UnitName source = unitNameOf(e.source);
+  target.chip = source.chip;
+  if (source.unit == "tensor_core") target.quantity = kTensorBusyS;
+  if (source.unit == "vector_unit") target.quantity = kVectorBusyS;
+  if (source.unit == "hbm") target.quantity = kHbmBytes;
   m_targets.emplace(e.source, target);
   return target;
 }
