@@ -181,6 +181,7 @@ nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& poin
                     {"id", point.id},
                     {"platform", point.platform},
                     {"coordinates", coordinates},
+                    {"sets", point.sets},
                     {"dir", dir},
                     {"run_args", runArguments(spec, point, (fs::path(outDir) / dir).string())}});
   }

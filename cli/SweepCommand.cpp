@@ -230,8 +230,18 @@ int runOnePoint(const std::string& outDir, long index, std::ostream& out) {
     throw ConfigError(ErrorKind::kFileNotFound, "--out " + outDir,
                       "no sweep.json here: run the sweep with --emit-slurm first");
   }
-  std::ifstream in(manifestPath);
-  const nlohmann::json manifest = nlohmann::json::parse(in);
+  nlohmann::json manifest;
+  try {
+    std::ifstream in(manifestPath);
+    manifest = nlohmann::json::parse(in);
+    if (manifest.at("schema_version").get<int>() != sweep::kManifestSchemaVersion) {
+      throw std::runtime_error("another schema version");
+    }
+    manifest.at("points").at(0).at("sets");  // (a sweep has at least one point)
+  } catch (const std::exception& e) {
+    throw ConfigError(ErrorKind::kInvalidConfig, manifestPath.string(),
+                      fmt::format("not a sweep manifest of this scoville ({}); emit the sweep again", e.what()));
+  }
   const auto& points = manifest.at("points");
   if (index < 0 || static_cast<std::size_t>(index) >= points.size()) {
     throw ConfigError(ErrorKind::kOutOfRange, fmt::format("--point {}", index),
@@ -240,7 +250,7 @@ int runOnePoint(const std::string& outDir, long index, std::ostream& out) {
   const auto& point = points[static_cast<std::size_t>(index)];
   const fs::path dir = fs::path(outDir) / point.at("dir").get<std::string>();
   const fs::path report = dir / "report.json";
-  // The manifest's own run arguments say what the report must have been made from.
+  // What the point's report must have been made from.
   sweep::Spec spec;
   spec.model = manifest.at("model").get<std::string>();
   spec.scenario = manifest.at("scenario").get<std::string>();
@@ -248,10 +258,8 @@ int runOnePoint(const std::string& outDir, long index, std::ostream& out) {
   spec.timing = manifest.at("timing").get<std::string>();
   sweep::Point p;
   p.platform = point.at("platform").get<std::string>();
+  p.sets = point.at("sets").get<std::vector<std::string>>();
   const auto args = point.at("run_args").get<std::vector<std::string>>();
-  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == "--set") p.sets.push_back(args[i + 1]);
-  }
   if (sweep::staleReason(spec, p, report.string()).empty()) {
     out << fmt::format("point {} ({}) is already done\n", index, point.at("id").get<std::string>());
     return kExitOk;

@@ -105,11 +105,25 @@ TEST_F(SweepCliTest, RunsTheGridInParallelWritesResultsAndResumesOnlyWhatIsMissi
   ASSERT_EQ(serial.exitCode, 0) << serial.err;
   EXPECT_EQ(readFile(dir.file("serial/results.json")), resultsBytes);
   EXPECT_EQ(readFile(dir.file("serial/points.csv")), readFile(dir.file("s/points.csv")));
+
+  // The design-review report of the sweep: one self-contained page and non-empty plots.
+  const ProcessResult report = runScoville({"report", dir.file("s"), "--out", dir.file("review")});
+  ASSERT_EQ(report.exitCode, 0) << report.out << report.err;
+  const std::string html = readFile(dir.file("review/index.html"));
+  EXPECT_NE(html.find("data:image/png;base64,"), std::string::npos);
+  EXPECT_NE(html.find("jalapeno (chip.hbm.bandwidth=8 TB/s)"), std::string::npos);
+  std::size_t plots = 0;
+  for (const auto& entry : fs::directory_iterator(dir.file("review/figures"))) {
+    EXPECT_GT(fs::file_size(entry.path()), 5000u) << entry.path();
+    ++plots;
+  }
+  EXPECT_GE(plots, 4u);
+  EXPECT_EQ(json("review/results.json")["points"].size(), 4u) << "the report's results are the sweep's";
 }
 
 TEST_F(SweepCliTest, KillNineLeavesWholeReportsOrNoneAndTheRestartFinishes) {
-  // Points long enough (about a second each) for the kill to land while one runs.
-  const auto args = sweep("k", {"-c", "1,2,3", "-j", "1"}, 1024);
+  // Points long enough (about half a second each) for the kill to land while one runs.
+  const auto args = sweep("k", {"-c", "1,2,3", "-j", "1"}, 384);
   const int pid = startScoville(args);
   // Kill the sweep as soon as its first point is done, while the second runs.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -137,7 +151,7 @@ TEST_F(SweepCliTest, KillNineLeavesWholeReportsOrNoneAndTheRestartFinishes) {
   };
   const std::vector<std::string> atKill = reports();
   // Longer than a point takes: a run that outlived its sweep would have written its report now.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   EXPECT_EQ(reports(), atKill) << "a run outlived its killed sweep";
 
   const std::size_t whole = atKill.size();
@@ -153,6 +167,12 @@ TEST_F(SweepCliTest, KillNineLeavesWholeReportsOrNoneAndTheRestartFinishes) {
   EXPECT_NE(restarted.out.find(std::to_string(whole) + " of 3 points already done"), std::string::npos)
       << restarted.out;
   EXPECT_EQ(json("k/results.json")["points"].size(), 3u);
+  // The same sweep, never interrupted (and with two workers): the same results, byte for byte.
+  auto uninterrupted = sweep("u", {"-c", "1,2,3", "-j", "2"}, 384);
+  const ProcessResult straight = runScoville(uninterrupted);
+  ASSERT_EQ(straight.exitCode, 0) << straight.err;
+  EXPECT_EQ(readFile(dir.file("u/results.json")), readFile(dir.file("k/results.json")));
+  EXPECT_EQ(readFile(dir.file("u/points.csv")), readFile(dir.file("k/points.csv")));
 }
 
 TEST_F(SweepCliTest, SlurmArrayTasksRunThePointsAndMergeCombinesThem) {
@@ -232,6 +252,11 @@ TEST_F(SweepCliTest, BadSweepInputIsRejectedBeforeAnyRunNamingTheOption) {
   const ProcessResult outOfRange = runScoville({"sweep", "--out", dir.file("nowhere"), "--point", "3"});
   EXPECT_EQ(outOfRange.exitCode, 2);
   EXPECT_NE(outOfRange.err.find("sweep.json"), std::string::npos) << outOfRange.err;
+  fs::create_directories(dir.file("broken"));
+  writeFile(dir.file("broken/sweep.json"), "{\"points\": [");
+  const ProcessResult broken = runScoville({"sweep", "--out", dir.file("broken"), "--point", "0"});
+  EXPECT_EQ(broken.exitCode, 2);
+  EXPECT_NE(broken.err.find("broken/sweep.json"), std::string::npos) << broken.err;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ Run with: /usr/bin/python3 -m unittest discover -s test/report
 """
 
 import json
+from html.parser import HTMLParser
 import os
 import re
 import shutil
@@ -16,6 +17,35 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SCRIPT = os.path.join(ROOT, "scripts", "scoville_report.py")
 # Debian's interpreter has python3-matplotlib; a pyenv `python3` on PATH may not.
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+class TagBalance(HTMLParser):
+    """Checks that every non-void element is closed in order, as a browser's parser needs."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack = []
+        self.errors = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1] if self.stack else 'nothing'}")
+        else:
+            self.stack.pop()
+
+
+def html_loads(text):
+    """A whole document whose tags balance: <!DOCTYPE html>, <html> ... </html>."""
+    parser = TagBalance()
+    parser.feed(text)
+    parser.close()
+    return text.lstrip().lower().startswith("<!doctype html>") and not parser.errors and not parser.stack
 
 
 def latency(median):
@@ -143,7 +173,10 @@ class ScovilleReportTest(unittest.TestCase):
         figures = re.findall(r"\]\((figures/[^)]+\.png)\)", markdown)
         self.assertGreaterEqual(len(figures), 5)
         for figure in figures:
-            self.assertTrue(os.path.isfile(os.path.join(out, figure)), figure)
+            data = self.read(os.path.join(out, figure), "rb")
+            self.assertTrue(data.startswith(b"\x89PNG\r\n\x1a\n"), figure)
+            self.assertGreater(len(data), 5000, f"{figure}: an empty plot")
+        self.assertTrue(html_loads(html))
         for text in (html, markdown):
             self.assertIn("alpha", text)
             self.assertIn("beta", text)
