@@ -52,18 +52,26 @@ struct RunOptions {
 /// At most this many samples per waveform (a bound on the VCD's size and on memory).
 constexpr double kMaxVcdSamples = 2e6;
 
-/// The trace window from --trace-start and --trace-duration (time quantities).
+/// A time option's value ("20 ms"), or a bad-unit error naming the option.
+double timeOption(const std::string& option, const std::string& text) {
+  try {
+    return config::parseQuantityAs(text, config::dim::kTime);
+  } catch (const config::UnitError& e) {
+    throw config::ConfigError(config::ErrorKind::kBadUnit, option + " " + text, e.what());
+  }
+}
+
+/// Creates the directory a file option's FILE goes into, and proves it writable.
+void prepareDirectoryOf(const std::string& file) {
+  const std::string parent = std::filesystem::path(file).parent_path().string();
+  if (!parent.empty()) prepareOutputDirectory(parent);
+}
+
+/// The trace window from --trace-start and --trace-duration.
 tlm::ChromeTraceOptions traceOptions(const RunOptions& options) {
   tlm::ChromeTraceOptions trace;
-  const auto time = [](const std::string& option, const std::string& text) {
-    try {
-      return config::parseQuantityAs(text, config::dim::kTime);
-    } catch (const config::UnitError& e) {
-      throw config::ConfigError(config::ErrorKind::kBadUnit, option + " " + text, e.what());
-    }
-  };
-  trace.startS = time("--trace-start", options.traceStart);
-  const double duration = time("--trace-duration", options.traceDuration);
+  trace.startS = timeOption("--trace-start", options.traceStart);
+  const double duration = timeOption("--trace-duration", options.traceDuration);
   if (trace.startS < 0 || !(duration > 0)) {
     throw config::ConfigError(
         config::ErrorKind::kOutOfRange,
@@ -344,12 +352,7 @@ int runCommand(const Args& args, std::ostream& out) {
   std::optional<tlm::UnitActivity> waveforms;
   if (!options.vcd.empty()) {
     const tlm::ChromeTraceOptions window = traceOptions(options);
-    double interval = 0.0;
-    try {
-      interval = config::parseQuantityAs(options.vcdInterval, config::dim::kTime);
-    } catch (const config::UnitError& e) {
-      throw config::ConfigError(config::ErrorKind::kBadUnit, "--vcd-interval " + options.vcdInterval, e.what());
-    }
+    const double interval = timeOption("--vcd-interval", options.vcdInterval);
     if (!(interval > 0) || (window.endS - window.startS) / interval > kMaxVcdSamples) {
       throw config::ConfigError(config::ErrorKind::kOutOfRange, "--vcd-interval " + options.vcdInterval,
                                 fmt::format("the window of {} s needs a positive interval giving at most {} samples",
@@ -360,13 +363,11 @@ int runCommand(const Args& args, std::ostream& out) {
       burstBytes.push_back(inputs.platform.chipConfig(c).hbm.burstBytes);
     }
     waveforms.emplace(window.startS, window.endS, interval, std::move(burstBytes));
-    const std::string parent = std::filesystem::path(options.vcd).parent_path().string();
-    if (!parent.empty()) prepareOutputDirectory(parent);
+    prepareDirectoryOf(options.vcd);
   }
   if (!options.trace.empty()) {
     trace.emplace(traceOptions(options));
-    const std::string parent = std::filesystem::path(options.trace).parent_path().string();
-    if (!parent.empty()) prepareOutputDirectory(parent);
+    prepareDirectoryOf(options.trace);
   }
   nlohmann::ordered_json report;
   report["schema_version"] = kReportSchemaVersion;
