@@ -228,6 +228,12 @@ std::string staleReason(const Spec& spec, const Point& point, const std::string&
   return "";
 }
 
+Argv::Argv(const std::string& executable, const std::vector<std::string>& args) : m_strings{executable} {
+  m_strings.insert(m_strings.end(), args.begin(), args.end());
+  for (std::string& arg : m_strings) m_pointers.push_back(arg.data());
+  m_pointers.push_back(nullptr);
+}
+
 pid_t ProcessPool::spawn(const std::string& executable, const std::vector<std::string>& args,
                          const std::string& logPath) {
   posix_spawn_file_actions_t actions;
@@ -235,12 +241,7 @@ pid_t ProcessPool::spawn(const std::string& executable, const std::vector<std::s
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<std::string> argvStrings;
-  argvStrings.push_back(executable);
-  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : argvStrings) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+  Argv argv(executable, args);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -269,11 +270,7 @@ std::optional<std::pair<pid_t, int>> ProcessPool::waitAny(double timeoutS) {
 }
 
 int runAndWait(const std::string& executable, const std::vector<std::string>& args) {
-  std::vector<std::string> argvStrings{executable};
-  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : argvStrings) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+  Argv argv(executable, args);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, executable.c_str(), nullptr, nullptr, argv.data(), environ);
   if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", executable, std::strerror(rc)));

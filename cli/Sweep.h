@@ -83,6 +83,20 @@ class ProcessPool {
   std::vector<pid_t> m_running;
 };
 
+/// An exec-style argument vector: `executable`, then `args`, then a null pointer. Keep it no
+/// longer than the strings it points into.
+class Argv {
+ public:
+  Argv(const std::string& executable, const std::vector<std::string>& args);
+  Argv(const Argv&) = delete;  // the pointers point into this object's strings
+  Argv& operator=(const Argv&) = delete;
+  char** data() { return m_pointers.data(); }
+
+ private:
+  std::vector<std::string> m_strings;
+  std::vector<char*> m_pointers;
+};
+
 /// Runs `executable` with `args`, sharing this process's stdin, stdout and stderr, and returns its
 /// exit code (128 + signal if killed by one). Throws std::runtime_error when it cannot start.
 int runAndWait(const std::string& executable, const std::vector<std::string>& args);

@@ -266,11 +266,7 @@ int runOnePoint(const std::string& outDir, long index, std::ostream& out) {
   }
   fs::remove_all(dir);
   const std::string self = sweep::selfExecutable();
-  std::vector<std::string> argvStrings{self};
-  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argvStrings) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  sweep::Argv argv(self, args);
   out.flush();
   ::execv(self.c_str(), argv.data());
   throw SimulationError(fmt::format("cannot run {}: {}", self, std::strerror(errno)));
