@@ -126,6 +126,18 @@ void writeResults(const std::string& outDir, std::vector<results::Row> rows,
   out << "results: " << path << "\n";
 }
 
+/// --iso-interactivity and --baseline: how merged curves are compared (sweep, merge, report).
+void addComparisonOptions(po::options_description& description, results::MergeOptions& merge) {
+  description.add_options()("iso-interactivity",
+                            po::value(&merge.isoInteractivity)->default_value(merge.isoInteractivity),
+                            "tok/s/user at which platforms are compared along their frontiers")(
+      "baseline", po::value(&merge.baseline), "series label the comparison's ratios are against (default: the first)");
+}
+
+void checkComparisonOptions(const results::MergeOptions& merge) {
+  if (!(merge.isoInteractivity > 0)) throw po::error("--iso-interactivity must be positive");
+}
+
 struct SweepOptions {
   std::vector<std::string> platforms;
   std::string model = kDefaultModel;
@@ -137,8 +149,7 @@ struct SweepOptions {
   std::string out = "scoville-sweep";
   uint64_t seed = 1;
   std::string timing = "lt";
-  double iso = results::kDefaultIsoInteractivity;
-  std::string baseline;
+  results::MergeOptions comparison;
   bool emitSlurm = false;
   bool dryRun = false;
   long point = -1;
@@ -334,15 +345,12 @@ int sweepCommand(const Args& args, std::ostream& out) {
       "sweep directory: sweep.json, points/ID/ (each run's report and log), results.json, points.csv")(
       "seed", po::value(&options.seed)->default_value(options.seed), "random seed of every point")(
       "timing", po::value(&options.timing)->default_value(options.timing), "timing mode of every point: lt or at")(
-      "iso-interactivity", po::value(&options.iso)->default_value(options.iso),
-      "tok/s/user at which platforms are compared along their frontiers")(
-      "baseline", po::value(&options.baseline),
-      "series label the comparison's ratios are against (default: the first)")(
       "emit-slurm", po::bool_switch(&options.emitSlurm),
       "write OUT/slurm/sweep.sbatch (a Slurm array job of the points still to run) instead of running them")(
       "point", po::value(&options.point), "run only point K of OUT/sweep.json (what each Slurm array task does)")(
       "dry-run", po::bool_switch(&options.dryRun), "list the points and whether each must run; run nothing")(
       "quiet,q", po::bool_switch(&options.quiet), "print only errors");
+  addComparisonOptions(description, options.comparison);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(description).run(), vm);
   if (vm.count("help")) {
@@ -358,7 +366,7 @@ int sweepCommand(const Args& args, std::ostream& out) {
   if (options.timing != "lt" && options.timing != "at") {
     throw po::error("--timing must be lt or at, not '" + options.timing + "'");
   }
-  if (!(options.iso > 0)) throw po::error("--iso-interactivity must be positive");
+  checkComparisonOptions(options.comparison);
 
   auto [spec, points] = planSweep(options, vm.count("concurrency") > 0);
   prepareOutputDirectory(options.out);
@@ -446,7 +454,7 @@ int sweepCommand(const Args& args, std::ostream& out) {
     log << fmt::format("sweep: {} points ({} run, {} reused, {} failed) in {}\n", points.size(), todo.size(),
                        points.size() - todo.size(), failed.size(), clock(elapsed()));
   }
-  writeResults(options.out, rows, missing, {options.iso, options.baseline}, log, options.quiet);
+  writeResults(options.out, rows, missing, options.comparison, log, options.quiet);
   if (!failed.empty()) {
     std::vector<std::string> ids;
     for (const std::size_t i : failed) ids.push_back(points[i].id);
@@ -477,39 +485,55 @@ std::vector<results::Row> loadInputRows(const std::vector<std::string>& inputs,
 
 }  // namespace
 
+namespace {
+
+/// The runs to merge: positional INPUT... (sweep directories, directories of runs, report.json
+/// files), with the comparison options; parses `args` into `vm`. False when --help was given.
+bool parseMergeInputs(const Args& args, po::options_description& description, std::vector<std::string>& inputs,
+                      results::MergeOptions& merge, po::variables_map& vm) {
+  description.add_options()("input", po::value(&inputs)->composing(),
+                            "sweep directories, directories of runs, or report.json files");
+  addComparisonOptions(description, merge);
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::store(po::command_line_parser(args).options(description).positional(positional).run(), vm);
+  if (vm.count("help")) return false;
+  po::notify(vm);
+  if (inputs.empty()) throw po::error("give at least one sweep directory, directory of runs or report.json");
+  checkComparisonOptions(merge);
+  return true;
+}
+
+/// Merges `inputs` into `outDir`: results.json and points.csv.
+void mergeInto(const std::vector<std::string>& inputs, const std::string& outDir, const results::MergeOptions& merge,
+               std::ostream& out, bool quiet) {
+  std::vector<std::pair<std::string, std::string>> missing;
+  std::vector<results::Row> rows = loadInputRows(inputs, missing);
+  prepareOutputDirectory(outDir);
+  writeResults(outDir, std::move(rows), missing, merge, out, quiet);
+}
+
+}  // namespace
+
 int mergeCommand(const Args& args, std::ostream& out) {
   std::vector<std::string> inputs;
   std::string outDir;
   results::MergeOptions merge;
   bool quiet = false;
   po::options_description description("scoville merge: combine runs into results.json and points.csv");
-  description.add_options()("help,h", "show this help")("input", po::value(&inputs)->composing(),
-                                                        "sweep directories, directories of runs, or report.json files")(
+  description.add_options()("help,h", "show this help")(
       "out,o", po::value(&outDir),
-      "where results.json and points.csv go (default: the one sweep directory given, "
-      "else scoville-merged)")("iso-interactivity",
-                               po::value(&merge.isoInteractivity)->default_value(merge.isoInteractivity),
-                               "tok/s/user at which platforms are compared along their frontiers")(
-      "baseline", po::value(&merge.baseline), "series label the comparison's ratios are against (default: the first)")(
+      "where results.json and points.csv go (default: the one sweep directory given, else scoville-merged)")(
       "quiet,q", po::bool_switch(&quiet), "print only errors");
-  po::positional_options_description positional;
-  positional.add("input", -1);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(description).positional(positional).run(), vm);
-  if (vm.count("help")) {
+  if (!parseMergeInputs(args, description, inputs, merge, vm)) {
     out << "usage: scoville merge INPUT... [--out DIR]\n" << description << "\n";
     return kExitOk;
   }
-  po::notify(vm);
-  if (inputs.empty()) throw po::error("give at least one sweep directory, directory of runs or report.json");
-  if (!(merge.isoInteractivity > 0)) throw po::error("--iso-interactivity must be positive");
   if (outDir.empty()) {
     outDir = inputs.size() == 1 && fs::exists(fs::path(inputs[0]) / "sweep.json") ? inputs[0] : "scoville-merged";
   }
-  std::vector<std::pair<std::string, std::string>> missing;
-  std::vector<results::Row> rows = loadInputRows(inputs, missing);
-  prepareOutputDirectory(outDir);
-  writeResults(outDir, std::move(rows), missing, merge, out, quiet);
+  mergeInto(inputs, outDir, merge, out, quiet);
   return kExitOk;
 }
 
@@ -520,35 +544,22 @@ int reportCommand(const Args& args, std::ostream& out) {
   results::MergeOptions merge;
   po::options_description description(
       "scoville report: merge runs and render a design-review report (index.html, report.md, figures)");
-  description.add_options()("help,h", "show this help")("input", po::value(&inputs)->composing(),
-                                                        "sweep directories, directories of runs, or report.json files")(
+  description.add_options()("help,h", "show this help")(
       "out,o", po::value(&outDir)->default_value(outDir),
       "report directory: index.html (self-contained), report.md, figures/, results.json, points.csv")(
-      "title", po::value(&title)->default_value(title), "the report's title")(
-      "iso-interactivity", po::value(&merge.isoInteractivity)->default_value(merge.isoInteractivity),
-      "tok/s/user at which platforms are compared along their frontiers")(
-      "baseline", po::value(&merge.baseline), "series label the comparison's ratios are against (default: the first)");
-  po::positional_options_description positional;
-  positional.add("input", -1);
+      "title", po::value(&title)->default_value(title), "the report's title");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(description).positional(positional).run(), vm);
-  if (vm.count("help")) {
+  if (!parseMergeInputs(args, description, inputs, merge, vm)) {
     out << "usage: scoville report INPUT... [--out DIR]\n"
         << "Plots are drawn by " << kReportScript << " with Debian's python3-matplotlib.\n"
         << description << "\n";
     return kExitOk;
   }
-  po::notify(vm);
-  if (inputs.empty()) throw po::error("give at least one sweep directory, directory of runs or report.json");
-  if (!(merge.isoInteractivity > 0)) throw po::error("--iso-interactivity must be positive");
   const std::string script = (fs::path(config::dataDirectory()) / kReportScript).string();
   if (!fs::exists(script)) throw ConfigError(ErrorKind::kFileNotFound, script, "the report renderer is missing");
   const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 
-  std::vector<std::pair<std::string, std::string>> missing;
-  std::vector<results::Row> rows = loadInputRows(inputs, missing);
-  prepareOutputDirectory(outDir);
-  writeResults(outDir, std::move(rows), missing, merge, out, true);
+  mergeInto(inputs, outDir, merge, out, true);
   out.flush();
   const int code = sweep::runAndWait(
       python, {script, (fs::path(outDir) / "results.json").string(), "--out", outDir, "--title", title});
