@@ -15,6 +15,7 @@ DramChannel::DramChannel(const MemoryControllerConfig& config, int index)
       m_secondsPerByte(1.0 / config.channelBandwidth()),
       m_burstBytes(static_cast<uint64_t>(config.burstBytes)),
       m_secondsPerBurst(config.burstBytes / config.channelBandwidth()),
+      m_lockstep(config.lockstepChannels),
       // Refresh is staggered so that channels do not all stall together.
       m_nextRefresh(config.timing.tREFI * (1.0 + static_cast<double>(index) / config.channels)) {
   m_recentActs.fill(-1e9);
@@ -52,7 +53,7 @@ void DramChannel::refreshUntil(double time, DramCommandCounts& counts) {
   m_banks = BanksKnown{BanksKnown::kAllClosed, 0};
   m_banksReadyAt = m_blockedUntil;
   m_nextRefresh = lastStart + m_t.tREFI;
-  counts.refreshes += missed;
+  counts.refreshes += missed * m_lockstep;
 }
 
 double DramChannel::activate(uint64_t bank, double earliest, PageCounts& counts) {
@@ -219,11 +220,12 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     lastReady = columnAt + m_t.tCL;
     if (i == 0) firstReady = lastReady;
   }
-  counts.rowHits += static_cast<double>(pageCounts.hits);
-  counts.rowMisses += static_cast<double>(pageCounts.misses);
-  counts.rowConflicts += static_cast<double>(pageCounts.conflicts);
-  counts.precharges += static_cast<double>(pageCounts.conflicts);
-  counts.activates += static_cast<double>(pageCounts.misses + pageCounts.conflicts);
+  // A lockstep group issues each command to all of its channels.
+  counts.rowHits += static_cast<double>(pageCounts.hits) * m_lockstep;
+  counts.rowMisses += static_cast<double>(pageCounts.misses) * m_lockstep;
+  counts.rowConflicts += static_cast<double>(pageCounts.conflicts) * m_lockstep;
+  counts.precharges += static_cast<double>(pageCounts.conflicts) * m_lockstep;
+  counts.activates += static_cast<double>(pageCounts.misses + pageCounts.conflicts) * m_lockstep;
   // Further pages revisit banks with a new row each time: PRE + ACT at the steady-state period.
   if (pages > banks) {
     const double period = m_steadyActPeriod;
@@ -232,9 +234,9 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
     const double chainStart = firstAct >= 0 ? firstAct : commandStart;
     lastAct = std::max(lastAct + static_cast<double>(more) * period,
                        chainStart + m_t.tRAS + m_t.tRP + static_cast<double>(more - 1) * period);
-    counts.activates += static_cast<double>(more);
-    counts.precharges += static_cast<double>(more);
-    counts.rowConflicts += static_cast<double>(more);
+    counts.activates += static_cast<double>(more) * m_lockstep;
+    counts.precharges += static_cast<double>(more) * m_lockstep;
+    counts.rowConflicts += static_cast<double>(more) * m_lockstep;
     // The last `banks` pages hold the banks, one each: page k of them (oldest first) is in bank
     // (first + k) mod banks, activated at oldest + k x period. Two plain loops (no wrap test) so
     // that they vectorise.
@@ -260,7 +262,7 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   double busReady = m_busFree;
   if (m_busUsed && m_lastWrite != segment.write) {
     busReady += m_lastWrite ? m_t.tWTR : m_t.tRTW;
-    counts.turnarounds += 1;
+    counts.turnarounds += m_lockstep;
   }
   // Reciprocals and integer bursts: divisions here were a third of a segment's cost.
   const uint64_t roundedUp = segment.bytes + m_burstBytes - 1;
@@ -270,14 +272,14 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
       static_cast<double>(segment.localAddress + segment.bytes - std::max(segment.localAddress, lastPage * rowBytes));
   DramService service;
   service.firstData = std::max(firstReady, busReady);
-  service.busTime = busTime;
+  service.busTime = busTime * m_lockstep;  // each channel of the group is busy that long
   service.end = std::max(service.firstData + busTime, lastReady + lastPageBytes * m_secondsPerByte);
   // Refreshes falling due while data moves stretch the transfer by tRFC each.
   while (m_nextRefresh < service.end) {
     service.end += m_t.tRFC;
     m_blockedUntil = std::max(m_blockedUntil, m_nextRefresh + m_t.tRFC);
     m_nextRefresh += m_t.tREFI;
-    counts.refreshes += 1;
+    counts.refreshes += m_lockstep;
   }
   (segment.write ? counts.writeBursts : counts.readBursts) += bursts;
   m_busFree = service.end;

@@ -1,6 +1,8 @@
 #pragma once
-// Timing of one DRAM (pseudo-)channel: banks in bank groups with row buffers, a shared command
-// timeline (tRRD, tFAW), a shared data bus with read/write turnaround, and all-bank refresh.
+// Timing of one DRAM (pseudo-)channel, or of a lockstep group of them timed as one
+// (MemoryControllerConfig::lockstepGroups): banks in bank groups with row buffers, a shared
+// command timeline (tRRD, tFAW), a shared data bus with read/write turnaround, and all-bank
+// refresh.
 //
 // Address mapping inside a channel: consecutive row-sized pages rotate over the banks
 // (bank = page mod banks, bank group = bank mod groups, row = page / banks), so a sequential
@@ -57,7 +59,7 @@ struct DramCommandCounts {
 struct DramService {
   double firstData = 0.0;  ///< first data beat on the bus
   double end = 0.0;        ///< last data beat done
-  double busTime = 0.0;    ///< data-bus occupancy (bytes / channel bandwidth)
+  double busTime = 0.0;    ///< data-bus occupancy (bytes / channel bandwidth), summed over a lockstep group
 };
 
 /// Calls `visit(segment)` for each per-channel segment of [address, address + bytes) of the
@@ -194,6 +196,7 @@ class DramChannel {
   uint64_t m_burstBytes;
   int m_burstShift = -1;  ///< log2(burst bytes), or -1
   double m_secondsPerBurst;
+  double m_lockstep;                   ///< channels this one stands for (MemoryControllerConfig::lockstepGroups)
   std::array<double, 4> m_recentActs;  ///< last four ACTs, ring buffer (tFAW)
   int m_recentActNext = 0;
   double m_lastAct = -1.0;

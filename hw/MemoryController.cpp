@@ -16,9 +16,10 @@ sc_core::sc_time atSeconds(double seconds) {
 MemoryController::MemoryController(const sc_core::sc_module_name& name, const MemoryControllerConfig& config)
     : TimedTarget(name),
       m_config(config),
+      m_timed(config.lockstepGroups()),
       m_scheduler(makeDramScheduler(config.scheduler)),
-      m_queues(static_cast<std::size_t>(config.channels)),
-      m_channelReadyAt(static_cast<std::size_t>(config.channels), 0.0),
+      m_queues(static_cast<std::size_t>(m_timed.channels)),
+      m_channelReadyAt(static_cast<std::size_t>(m_timed.channels), 0.0),
       m_stats("hbm", "HBM memory controller"),
       m_reads(m_stats.counter("reads", "", "read requests (weights, activations, KV)")),
       m_writes(m_stats.counter("writes", "", "write requests")),
@@ -27,8 +28,8 @@ MemoryController::MemoryController(const sc_core::sc_module_name& name, const Me
       m_kvBytesRead(m_stats.counter("kv_bytes_read", "B", "bytes read on behalf of the KV cache")),
       m_kvBytesWritten(m_stats.counter("kv_bytes_written", "B", "bytes written on behalf of the KV cache")),
       m_busBusyTime(m_stats.counter("bus_busy_time", "s", "data-bus time summed over channels")) {
-  m_channels.reserve(static_cast<std::size_t>(config.channels));
-  for (int c = 0; c < config.channels; ++c) m_channels.emplace_back(m_config, c);
+  m_channels.reserve(static_cast<std::size_t>(m_timed.channels));
+  for (int c = 0; c < m_timed.channels; ++c) m_channels.emplace_back(m_timed, c);
   const auto command = [this](const char* name, const char* description, const double DramCommandCounts::*field) {
     m_stats.formula(name, "", description, [this, field] { return m_commands.*field; });
   };
@@ -87,7 +88,7 @@ sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, co
   const double at = arrival.to_seconds() + m_config.controllerLatencyS;
   const DramCommandCounts before = m_commands;
   const DramRequestService request =
-      serveRequest(m_channels, static_cast<uint64_t>(m_config.interleaveBytes), payload.get_address(),
+      serveRequest(m_channels, static_cast<uint64_t>(m_timed.interleaveBytes), payload.get_address(),
                    tlm::opOf(payload).bytes, write, at, m_commands);
   const double done = request.end;
   m_busBusyTime.add(request.busTime);
@@ -121,7 +122,7 @@ void MemoryController::startAt(::tlm::tlm_generic_payload& payload) {
   }
   account(payload, write);
   const uint64_t id = m_nextRequest++;
-  splitIntoSegments(m_config, payload.get_address(), tlm::opOf(payload).bytes, write, m_segments);
+  splitIntoSegments(m_timed, payload.get_address(), tlm::opOf(payload).bytes, write, m_segments);
   m_requests[id] = Request{&payload, static_cast<int>(m_segments.size()), 0.0};
   const double at = sc_core::sc_time_stamp().to_seconds() + m_config.controllerLatencyS;
   for (const DramSegment& segment : m_segments) {

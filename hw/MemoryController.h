@@ -13,6 +13,14 @@
 // FR-FCFS the oldest row hit, else the oldest. The response is sent when all parts are done. An
 // uncontended request sees the same timing in both modes. The controller latency is paid once per
 // request on the way in.
+//
+// Simulation speed: with `lockstep_channels: N`, N adjacent channels are timed as one channel N
+// times as wide (interleave granule, row and bandwidth; the same banks, timings and bursts),
+// counting each of its commands N times. An interleaved stream spread evenly over the channels
+// puts the same pages on each channel of a group at the same times, so the group's schedule is
+// theirs, save that the group refreshes together where real channels are staggered. Small
+// scattered accesses are coarser: a group activates and refreshes as a whole, so it has 1/N of
+// the channels' bank parallelism. A request's cost in wall time is per timed channel touched.
 
 #include <cstdint>
 #include <deque>
@@ -66,6 +74,7 @@ class MemoryController : public TimedTarget {
   void rearm();
 
   MemoryControllerConfig m_config;
+  MemoryControllerConfig m_timed;  ///< the channels as timed: lockstep groups of m_config's
   std::unique_ptr<DramScheduler> m_scheduler;
   std::vector<DramChannel> m_channels;
   std::vector<DramSegment> m_segments;  // scratch

@@ -63,6 +63,14 @@ const Schema<MemoryControllerConfig>& MemoryControllerConfig::schema() {
                           "order): fcfs oldest first; frfcfs oldest row hit first, else oldest")
           .integer("queue_depth", &T::queueDepth, optional("64"), between(1, 65536),
                    "requests in flight before the controller applies backpressure (approximately-timed mode)")
+          .integer("lockstep_channels", &T::lockstepChannels, optional("1"), between(1, 4096),
+                   "simulation speed: channels timed as one lockstep group (1: every channel on its own). A "
+                   "group is one channel with that many times the interleave, row and bandwidth, the same "
+                   "banks and timings, refreshed together: exact for streams spread evenly over the "
+                   "channels, and coarser for small scattered accesses (activations and refreshes per "
+                   "group; see docs/performance.md)")
+          .rule("lockstep_channels", "lockstep_channels must divide channels",
+                [](const T& c) { return c.channels % c.lockstepChannels == 0; })
           .rule("interleave", "interleave must be a power of two number of bytes",
                 [](const T& c) { return isPowerOfTwo(c.interleaveBytes); })
           .rule("row_size", "row_size must be a power of two number of bytes",
@@ -70,6 +78,14 @@ const Schema<MemoryControllerConfig>& MemoryControllerConfig::schema() {
           .rule("burst_size", "burst_size must be a whole number of bytes dividing row_size",
                 [](const T& c) { return isWhole(c.burstBytes) && std::fmod(c.rowBytes, c.burstBytes) == 0.0; });
   return s;
+}
+
+MemoryControllerConfig MemoryControllerConfig::lockstepGroups() const {
+  MemoryControllerConfig grouped = *this;
+  grouped.channels = channels / lockstepChannels;
+  grouped.interleaveBytes = interleaveBytes * lockstepChannels;
+  grouped.rowBytes = rowBytes * lockstepChannels;
+  return grouped;
 }
 
 }  // namespace scoville::hw

@@ -37,9 +37,16 @@ struct MemoryControllerConfig {
   DramTimingConfig timing;
   std::string scheduler;  ///< DramScheduler implementation name (see DramScheduler.h)
   int queueDepth = 0;     ///< requests the controller accepts before it stops granting END_REQ (AT)
+  /// Pseudo-channels timed as one (see MemoryController.h): 1 times every channel on its own.
+  int lockstepChannels = 1;
 
   double channelBandwidth() const { return bandwidthBytesPerS / channels; }
   int banks() const { return bankGroups * banksPerGroup; }
+  /// The channels as the timing model sees them: `lockstepChannels` adjacent channels as one,
+  /// with that many times the interleave granule, row and bandwidth (and the same banks, timings
+  /// and burst size). `channels` is then the number of lockstep groups, and a DramChannel built
+  /// from it counts each command and each second of bus time `lockstepChannels` times.
+  MemoryControllerConfig lockstepGroups() const;
   static const config::Schema<MemoryControllerConfig>& schema();
 };
 

@@ -117,6 +117,7 @@ nlohmann::ordered_json summarize(const PlatformConfig& config) {
                      {"peak_flops_per_s", chipPeak},
                      {"hbm_bandwidth_bytes_per_s", chip.hbm.bandwidthBytesPerS},
                      {"hbm_capacity_bytes", chip.hbm.capacityBytes},
+                     {"hbm_lockstep_channels", chip.hbm.lockstepChannels},
                      {"sram_capacity_bytes", chip.sram.capacityBytes},
                      {"fabric_ports", chip.fabricPorts.count},
                      {"fabric_port_bandwidth_bytes_per_s", chip.fabricPorts.link.bandwidthBytesPerS}});
@@ -187,10 +188,12 @@ void printTree(std::ostream& out, const PlatformConfig& config) {
     }
     out << fmt::format("│  ├─ vector_unit: {} lanes @ {}\n", chip.vectorUnit.lanes,
                        q(chip.vectorUnit.clockHz, dim::kFrequency));
-    out << fmt::format("│  ├─ hbm: {}, {} in {} channels x {} banks ({} groups), {} rows, {} scheduling\n",
-                       q(chip.hbm.capacityBytes, dim::kBytes), q(chip.hbm.bandwidthBytesPerS, dim::kBandwidth),
-                       chip.hbm.channels, chip.hbm.banks(), chip.hbm.bankGroups, q(chip.hbm.rowBytes, dim::kBytes),
-                       chip.hbm.scheduler);
+    out << fmt::format(
+        "│  ├─ hbm: {}, {} in {} channels x {} banks ({} groups), {} rows, {} scheduling{}\n",
+        q(chip.hbm.capacityBytes, dim::kBytes), q(chip.hbm.bandwidthBytesPerS, dim::kBandwidth), chip.hbm.channels,
+        chip.hbm.banks(), chip.hbm.bankGroups, q(chip.hbm.rowBytes, dim::kBytes), chip.hbm.scheduler,
+        chip.hbm.lockstepChannels > 1 ? fmt::format(", timed in lockstep groups of {}", chip.hbm.lockstepChannels)
+                                      : "");
     out << fmt::format("│  ├─ sram: {} in {} banks, {}, latency {}\n", q(chip.sram.capacityBytes, dim::kBytes),
                        chip.sram.banks, q(chip.sram.bandwidthBytesPerS, dim::kBandwidth),
                        q(chip.sram.latencyS, dim::kTime));

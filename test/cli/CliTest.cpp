@@ -131,6 +131,14 @@ TEST_F(CliTest, DuplicateKey) {
   expectConfigError({"--platform", file}, "duplicate-key", {file + ":", "platform.chip_types[0].hbm.channels"});
 }
 
+TEST_F(CliTest, LockstepGroupsMustDivideTheChannels) {
+  int line = 0;
+  const std::string file = platformVariant("lockstep_channels: 8", "lockstep_channels: 7", &line);
+  expectConfigError(
+      {"--platform", file}, "invalid-config",
+      {file + ":" + std::to_string(line), "platform.chip_types[0].hbm", "lockstep_channels must divide channels"});
+}
+
 TEST_F(CliTest, MissingFile) {
   const std::string file = dir.file("no-such-platform.yaml");
   expectConfigError({"--platform", file}, "file-not-found", {file});

@@ -105,6 +105,7 @@ TEST(HbmScenario, FrFcfsFindsMoreRowHitsThanFcfsUnderContention) {
   test::claimElaboration();
   MemoryControllerConfig config = test::shippedPlatform("jalapeno").chipConfig(0).hbm;
   config.channels = 1;
+  config.lockstepChannels = 1;
   config.bandwidthBytesPerS = 64e9;
   config.scheduler = "fcfs";
   MemoryController fcfs("fcfs", config);
