@@ -85,7 +85,7 @@ void MemoryController::account(const ::tlm::tlm_generic_payload& payload, bool w
 sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   bool write = false;
   if (!validate(payload, write)) return arrival;
-  const double at = arrival.to_seconds() + m_config.controllerLatencyS;
+  const double at = tlm::seconds(arrival) + m_config.controllerLatencyS;
   const DramCommandCounts before = m_commands;
   const DramRequestService request =
       serveRequest(m_channels, static_cast<uint64_t>(m_timed.interleaveBytes), payload.get_address(),

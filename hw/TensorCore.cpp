@@ -68,7 +68,7 @@ sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc
   m_flops.add(flops);
   m_busyCycles.add(static_cast<double>(cycles));
   m_idealCycles.add(flops / (m_config.peakFlops(op.precision) / m_config.clockHz));
-  m_queueTime.add((start - arrival).to_seconds());
+  m_queueTime.add(tlm::seconds(start - arrival));
   m_activity.emit(tlm::Activity::kMacs, flops / 2.0, op, start, m_busyUntil);
   m_activity.emit(tlm::Activity::kOperandBytes, operandBytes(op.shape, op.precision), op, start, m_busyUntil);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);

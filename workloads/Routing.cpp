@@ -139,17 +139,23 @@ class UniformRouting final : public RoutingBase {
 
   void route(uint32_t layer, uint64_t tokens, std::vector<uint64_t>& counts) override {
     checkCounts(counts);
-    Rng& rng = m_streams.try_emplace(layer, streamKey(m_seed, kTokenStream, layer)).first->second;
+    Rng& stream = m_streams.try_emplace(layer, streamKey(m_seed, kTokenStream, layer)).first->second;
     // The pool starts from the identity on every call, so a call depends only on its layer's stream.
     std::iota(m_pool.begin(), m_pool.end(), 0u);
     const uint64_t experts = m_pool.size();
     const auto topK = static_cast<uint64_t>(m_topK);
+    // A local copy of the stream stays in registers (the counts' stores could alias it); prefill
+    // steps route hundreds of thousands of tokens.
+    Rng rng = stream;
+    uint32_t* pool = m_pool.data();
+    uint64_t* count = counts.data();
     for (uint64_t token = 0; token < tokens; ++token) {
       for (uint64_t k = 0; k < topK; ++k) {
-        std::swap(m_pool[k], m_pool[k + rng.below(experts - k)]);
-        ++counts[m_pool[k]];
+        std::swap(pool[k], pool[k + rng.below(experts - k)]);
+        ++count[pool[k]];
       }
     }
+    stream = rng;
   }
 
  private:

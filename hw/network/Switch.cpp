@@ -15,7 +15,7 @@ namespace {
 /// The largest sc_time <= `seconds`; used where a duration is subtracted from a release time, so
 /// that rounding can only make the release later.
 sc_core::sc_time durationFloor(double seconds) {
-  const double ticks = seconds / sc_core::sc_get_time_resolution().to_seconds();
+  const double ticks = seconds / tlm::resolutionSeconds();
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::floor(ticks + 1e-6)));
 }
 
@@ -125,8 +125,8 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   m_activity.emit(tlm::Activity::kSwitchBytes, downWire, op, outStart, outEnd);
   m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(down.packetsFor(op.bytes)), op, outStart, outEnd);
   m_activity.emit(tlm::Activity::kLinkBytes, downWire, op, outStart, outEnd, op.dstChip);  // switch -> receiver
-  m_outputQueueTime.add((outStart - headAtOutput).to_seconds());
-  m_creditStallTime.add(std::max(0.0, (upEnd - linkFree).to_seconds() - upSerial));
+  m_outputQueueTime.add(tlm::seconds(outStart - headAtOutput));
+  m_creditStallTime.add(std::max(0.0, tlm::seconds(upEnd - linkFree) - upSerial));
 
   delay = lastByteIn - sc_core::sc_time_stamp();
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);

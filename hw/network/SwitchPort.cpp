@@ -31,8 +31,8 @@ void LinkDirection::occupy(const sc_core::sc_time& requested, const sc_core::sc_
   m_wireBytes.add(static_cast<double>(wireBytes));
   m_packets.add(static_cast<double>(packets));
   m_busyTime.add(serialisationS);
-  m_queueTime.add((start - requested).to_seconds());
-  m_stallTime.add(std::max(0.0, (end - start).to_seconds() - serialisationS));
+  m_queueTime.add(tlm::seconds(start - requested));
+  m_stallTime.add(std::max(0.0, tlm::seconds(end - start) - serialisationS));
 }
 
 SwitchPort::SwitchPort(const sc_core::sc_module_name& name, const LinkConfig& config, int chip)

@@ -2,6 +2,7 @@
 
 #include "tlm/PayloadPool.h"
 #include "tlm/Precision.h"
+#include "tlm/Time.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville {
@@ -20,6 +21,20 @@ TEST(Stats, CountersFormulasAndChildrenSerialise) {
   EXPECT_EQ(json["groups"]["hbm"]["stats"]["bytes"]["unit"], "B");
   EXPECT_DOUBLE_EQ(child.value("kib"), 2.0);
   EXPECT_THROW(child.value("nope"), std::out_of_range);
+}
+
+// The inline conversion on hot paths gives SystemC's own bits, so reports do not depend on which
+// one a module uses.
+TEST(Time, SecondsIsToSecondsBitForBit) {
+  uint64_t value = 1;
+  for (int i = 0; i < 4000; ++i) {
+    const sc_core::sc_time t = sc_core::sc_time::from_value(value);
+    ASSERT_EQ(tlm::seconds(t), t.to_seconds()) << "ticks " << value;
+    value = value * 3 + static_cast<uint64_t>(i) % 7;
+    if (value > (uint64_t{1} << 62)) value = static_cast<uint64_t>(i) + 1;
+  }
+  EXPECT_EQ(tlm::seconds(sc_core::SC_ZERO_TIME), 0.0);
+  EXPECT_EQ(tlm::durationCeil(1.5e-12), sc_core::sc_time::from_value(2));
 }
 
 TEST(PayloadPool, RecyclesPayloadsAndResetsTheirExtension) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "tlm/Time.h"
+
 namespace scoville::power {
 
 const char* componentName(Component component) {
@@ -215,8 +217,8 @@ void ChipPower::decide(double time) {
 
 void ChipPower::onActivity(const tlm::ActivityEvent& e) {
   if (m_clock != nullptr) {
-    decideUntil(e.start.to_seconds());
-    m_lastEnd = std::max(m_lastEnd, e.time.to_seconds());
+    decideUntil(tlm::seconds(e.start));
+    m_lastEnd = std::max(m_lastEnd, tlm::seconds(e.time));
   }
   Component component = Component::kTensorCore;
   double joules = 0.0;
@@ -270,8 +272,8 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
   const bool onCore = component == Component::kTensorCore || component == Component::kVectorUnit;
   if (onCore) joules *= m_coreEnergyScale;
   if (onCore && m_clock != nullptr) {
-    spread(m_coreBins, m_timeline.interval(), 1.0 / m_timeline.interval(), joules, e.start.to_seconds(),
-           e.time.to_seconds());
+    spread(m_coreBins, m_timeline.interval(), 1.0 / m_timeline.interval(), joules, tlm::seconds(e.start),
+           tlm::seconds(e.time));
   }
   // Moving data between chips is communication, whatever the phase of the op that sent it.
   const auto phase = component == Component::kFabricPorts ? static_cast<std::size_t>(tlm::LlmPhase::kCommunication)
@@ -279,7 +281,7 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
   m_componentJ[static_cast<std::size_t>(component)] += joules;
   m_phaseJ[std::min(phase, kPhases - 1)] += joules;
   m_blockJ[std::min(static_cast<std::size_t>(e.block), tlm::kOpBlocks - 1)] += joules;
-  m_timeline.add(joules, phase, e.start.to_seconds(), e.time.to_seconds());
+  m_timeline.add(joules, phase, tlm::seconds(e.start), tlm::seconds(e.time));
 }
 
 double ChipPower::dynamicJ() const {
@@ -295,8 +297,8 @@ void SwitchPower::onActivity(const tlm::ActivityEvent& e) {
     joules = e.amount * m_energy.jPerPacket;
     m_packetsJ += joules;
   }
-  m_timeline.add(joules, static_cast<std::size_t>(tlm::LlmPhase::kCommunication), e.start.to_seconds(),
-                 e.time.to_seconds());
+  m_timeline.add(joules, static_cast<std::size_t>(tlm::LlmPhase::kCommunication), tlm::seconds(e.start),
+                 tlm::seconds(e.time));
 }
 
 PowerMonitor::PowerMonitor(const PowerManagementConfig& config, const std::vector<ChipPowerSpec>& chips,
