@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -35,6 +37,23 @@ void prepareOutputDirectory(const std::string& directory) {
   fs::remove(probe, ec);
 }
 
+void startRunOutput(const std::string& directory) {
+  prepareOutputDirectory(directory);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(directory, ec)) {
+    const std::string name = entry.path().filename().string();
+    // writeFileAtomically's temporaries: .NAME.tmp-PID
+    const bool output = name == "report.json" || name == "requests.csv" || name == "power.csv";
+    if (output || (name.size() > 1 && name[0] == '.' && name.find(".tmp-") != std::string::npos)) {
+      std::error_code removeError;
+      fs::remove(entry.path(), removeError);
+      if (removeError) {
+        throw std::runtime_error(fmt::format("cannot remove {}: {}", entry.path().string(), removeError.message()));
+      }
+    }
+  }
+}
+
 void writeFileAtomically(const std::string& path, const std::string& content) {
   const fs::path target(path);
   const fs::path temporary = target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
@@ -55,6 +74,11 @@ void writeFileAtomically(const std::string& path, const std::string& content) {
     std::error_code ec;
     fs::remove(temporary, ec);
     throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(ok ? errno : savedErrno)));
+  }
+  // Fault injection for the crash-safety tests (docs/testing.md): die as kill -9 would, right
+  // after this file is in place.
+  if (const char* fault = std::getenv("SCOVILLE_FAULT_KILL_AFTER"); fault != nullptr && target.filename() == fault) {
+    ::raise(SIGKILL);
   }
 }
 

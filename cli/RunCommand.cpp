@@ -393,7 +393,7 @@ int runCommand(const Args& args, std::ostream& out) {
   if (serving) {
     workload::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
                                    inputs.scenarioFiles, !options.exactAllChips);
-    prepareOutputDirectory(options.out);
+    startRunOutput(options.out);
     if (options.verbose) {
       out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} replicas of tp {}, seed {}\n",
                          inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
@@ -432,7 +432,7 @@ int runCommand(const Args& args, std::ostream& out) {
   } else {
     workload::PlatformDecodePlan plan =
         workload::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);
-    prepareOutputDirectory(options.out);
+    startRunOutput(options.out);
     if (options.verbose) {
       std::size_t ops = 0;
       for (const workload::StepPlan& p : plan.plans) ops += p.ops.size();

@@ -127,6 +127,19 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                 requireIf(n, !step, c.inputTokens > 0, "input_tokens", "(at least 1) for serving");
                 requireIf(n, !step, c.outputTokens > 0, "output_tokens", "(at least 1) for serving");
                 requireIf(n, !step, c.requests > 0, "requests", "(at least 1) for serving");
+                if (!step && c.requestRecordBytes() > ScenarioConfig::kMaxRequestRecordBytes) {
+                  const bool users = c.load.impl == LoadKind::kClosedLoop && c.load.concurrency > c.requests;
+                  const char* key = users ? "load.concurrency" : "requests";
+                  const Node at = n.at(users ? "load" : "requests");
+                  at.fail(ErrorKind::kOutOfRange,
+                          fmt::format("'{}.{}': {} requests (warm-up {}, measured {}, and up to the concurrency "
+                                      "still running) of up to {} output tokens need about {:.1f} GiB of request "
+                                      "records, over the {:.0f} GiB limit; lower load.concurrency, requests or "
+                                      "output_tokens",
+                                      n.path(), key, c.recordedRequests(), c.warmup(), c.requests, c.outputTokens,
+                                      c.requestRecordBytes() / (1024.0 * 1024 * 1024),
+                                      ScenarioConfig::kMaxRequestRecordBytes / (1024.0 * 1024 * 1024)));
+                }
                 if (c.multiTurn.turns > 1 && c.load.impl != LoadKind::kClosedLoop) {
                   const Node at = n.at("multi_turn");
                   at.fail(

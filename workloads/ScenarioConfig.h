@@ -3,6 +3,8 @@
 // serving run (requests arriving under a load model, served by a continuous-batching scheduler,
 // measured like InferenceX).
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "tlm/config/Schema.h"
@@ -70,6 +72,21 @@ struct ScenarioConfig {
   int warmup() const {
     return warmupRequests >= 0 ? warmupRequests : load.impl == LoadKind::kClosedLoop ? load.concurrency : 0;
   }
+
+  /// Requests a serving run may keep a record of: warm-up, measured, and up to `concurrency`
+  /// more still running when the last measured one finishes (closed loop).
+  uint64_t recordedRequests() const {
+    const uint64_t inFlight = load.impl == LoadKind::kClosedLoop ? static_cast<uint64_t>(load.concurrency) : 0;
+    return static_cast<uint64_t>(warmup()) + static_cast<uint64_t>(requests) + inFlight;
+  }
+  /// The memory those records take at most: a fixed part and the time of every output token.
+  double requestRecordBytes() const {
+    return static_cast<double>(recordedRequests()) * (kRecordBytes + 8.0 * std::max(outputTokens, 0));
+  }
+  static constexpr double kRecordBytes = 256.0;  ///< per request, besides its token times
+  /// A serving scenario whose request records would exceed this is rejected when loaded, rather
+  /// than running out of memory hours later.
+  static constexpr double kMaxRequestRecordBytes = 4.0 * 1024 * 1024 * 1024;
 
   static const config::Schema<ScenarioConfig>& schema();
 };

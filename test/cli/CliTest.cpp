@@ -139,6 +139,19 @@ TEST_F(CliTest, LockstepGroupsMustDivideTheChannels) {
       {file + ":" + std::to_string(line), "platform.chip_types[0].hbm", "lockstep_channels must divide channels"});
 }
 
+// Runaway configurations are refused before anything runs, not killed for memory hours later.
+TEST_F(CliTest, RunawayServingRunsAreRejectedUpFront) {
+  // A million users: two million requests' records of 1,024 token times.
+  expectConfigError({"-s", "inferencex-8k1k", "--set", "scenario.load.concurrency=1000000"}, "out-of-range",
+                    {"scenario.load.concurrency", "GiB of request records", "limit"});
+  expectConfigError({"-s", "inferencex-8k1k", "--set", "scenario.requests=10000000"}, "out-of-range",
+                    {"scenario.requests", "GiB of request records"});
+  // A billion-token prompt (or context) is beyond the schema's range.
+  expectConfigError({"-s", "inferencex-8k1k", "--set", "scenario.input_tokens=1000000000"}, "out-of-range",
+                    {"scenario.input_tokens"});
+  expectConfigError({"--set", "scenario.context_length=1000000000"}, "out-of-range", {"scenario.context_length"});
+}
+
 TEST_F(CliTest, MissingFile) {
   const std::string file = dir.file("no-such-platform.yaml");
   expectConfigError({"--platform", file}, "file-not-found", {file});

@@ -2,12 +2,16 @@
 // the cost of tensor parallelism, routing imbalance, KV-cache preemption, load models, and bad
 // serving input. Small models and short requests keep each run well under a second.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "test/cli/ServingCliFixture.h"
 #include "test/support/Shipped.h"
@@ -53,6 +57,69 @@ TEST_F(ServingCliTest, ReportsInferenceXMetricsAndIsDeterministic) {
                   {"--set", "scenario.load.concurrency=4", "--set", "scenario.requests=8", "--set",
                    "scenario.input_tokens=512", "--set", "scenario.output_tokens=32"}));
   EXPECT_NE(readFile(dir.file("c/report.json")), readFile(dir.file("d/report.json")));
+}
+
+// kill -9 at any moment of a run leaves its outputs whole or absent: a run starts by removing
+// the outputs of the run before it (here one with shorter answers), and writes each file to a
+// temporary renamed into place, report.json last. Runs are deterministic, so a whole file equals
+// the uninterrupted run's.
+TEST_F(ServingCliTest, KillNineDuringARunLeavesWholeFilesOrNone) {
+  const auto argsTo = [&](const std::string& out, int outputTokens) {
+    return join({"run", "-q", "-s", "inferencex-1k1k", "-m", "tiny-dense", "--out", dir.file(out)},
+                smallLoad(8, 96, 512, outputTokens));
+  };
+  const std::vector<std::string> args = argsTo("k", 128);
+  const ProcessResult straight = runScoville(argsTo("reference", 128));
+  ASSERT_EQ(straight.exitCode, 0) << straight.err;
+  std::map<std::string, std::string> whole;
+  for (const char* name : {"report.json", "requests.csv", "power.csv"}) {
+    whole[name] = readFile(dir.file("reference/" + std::string(name)));
+  }
+  ASSERT_EQ(runScoville(argsTo("k", 96)).exitCode, 0);  // an earlier run's outputs, all different
+  std::map<std::string, std::string> earlier;
+  for (const auto& [name, bytes] : whole) earlier[name] = readFile(dir.file("k/" + name));
+  ASSERT_NE(earlier["requests.csv"], whole["requests.csv"]);
+  const auto present = [&] {
+    std::map<std::string, std::string> files;
+    for (const auto& [name, bytes] : whole) {
+      if (fs::exists(dir.file("k/" + name))) files[name] = readFile(dir.file("k/" + name));
+    }
+    return files;
+  };
+  // Killed right after its first file is in place (fault injection): that file is this run's,
+  // and nothing of the earlier run is left beside it.
+  ::setenv("SCOVILLE_FAULT_KILL_AFTER", "requests.csv", 1);
+  const ProcessResult killed = runScoville(args);
+  ::unsetenv("SCOVILLE_FAULT_KILL_AFTER");
+  EXPECT_NE(killed.exitCode, 0);
+  EXPECT_EQ(present(), (std::map<std::string, std::string>{{"requests.csv", whole["requests.csv"]}}));
+  ASSERT_EQ(runScoville(argsTo("k", 96)).exitCode, 0);
+  // Killed at moments of the run: before it reached its directory, while it ran, or after.
+  int interrupted = 0;
+  for (const int delayMs : {5, 40, 80, 160, 320}) {
+    const int pid = startScoville(args);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+    int status = 0;
+    interrupted += ::waitpid(pid, &status, WNOHANG) == 0 ? 1 : 0;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    const std::map<std::string, std::string> files = present();
+    // Killed before the run reached its output directory: the earlier run's outputs, untouched.
+    if (files == earlier) continue;
+    // Otherwise only this run's files, each whole, and report.json only with the others.
+    for (const auto& [name, bytes] : files)
+      EXPECT_EQ(bytes, whole[name]) << name << " after a kill at " << delayMs << " ms";
+    if (files.count("report.json") != 0) {
+      EXPECT_EQ(files.size(), whole.size()) << "report.json is written last";
+    }
+  }
+  EXPECT_GE(interrupted, 1) << "no kill landed while the run was running";
+  // A run after the kills finishes and clears their temporaries.
+  ASSERT_EQ(runScoville(args).exitCode, 0);
+  for (const auto& entry : fs::directory_iterator(dir.file("k"))) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+  }
+  EXPECT_EQ(readFile(dir.file("k/report.json")), whole["report.json"]);
 }
 
 TEST_F(ServingCliTest, MirroredTensorParallelRanksGiveExactlyTheSimulatedResults) {
