@@ -18,19 +18,19 @@ StepDriver::StepDriver(const sc_core::sc_module_name& name, int stagingBuffers, 
 
 StepDriver::StepDriver(const sc_core::sc_module_name& name, StepPlan plan, int stagingBuffers, tlm::TimingMode mode)
     : StepDriver(name, stagingBuffers, mode) {
-  m_plan = std::move(plan);
-  m_timings.assign(m_plan.ops.size(), OpTiming{});
+  m_plan = std::make_shared<const StepPlan>(std::move(plan));
+  m_timings.assign(m_plan->ops.size(), OpTiming{});
   m_running = true;
   m_loadPending = true;
 }
 
-void StepDriver::post(StepPlan plan, const StepDriver* leader) {
+void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* leader) {
   if (m_running) throw std::logic_error(fmt::format("{}: a step was posted before the last one finished", name()));
-  if (leader != nullptr && leader->m_plan.ops.size() != plan.ops.size()) {
+  if (leader != nullptr && leader->m_plan->ops.size() != plan->ops.size()) {
     throw std::logic_error(fmt::format("{}: mirrors {}, whose plan differs", name(), leader->name()));
   }
   m_plan = std::move(plan);
-  m_timings.assign(m_plan.ops.size(), OpTiming{});
+  m_timings.assign(m_plan->ops.size(), OpTiming{});
   m_leader = leader;
   m_opsComputed = 0;
   m_running = true;
@@ -44,7 +44,7 @@ bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t addr
   tlm::OpExtension& op = payload.op();
   op.kind = kind;
   op.bytes = bytes;
-  op.precision = m_plan.computePrecision;
+  op.precision = m_plan->computePrecision;
   op.phase = planned.phase;
   op.block = planned.block;
   op.layer = planned.layer;
@@ -69,8 +69,8 @@ void StepDriver::loadStream() {
   while (true) {
     while (!m_loadPending) sc_core::wait(m_posted);
     m_loadPending = false;
-    for (std::size_t i = 0; i < m_plan.ops.size() && m_error.empty(); ++i) {
-      const PlannedOp& op = m_plan.ops[i];
+    for (std::size_t i = 0; i < m_plan->ops.size() && m_error.empty(); ++i) {
+      const PlannedOp& op = m_plan->ops[i];
       loadPort.sync();
       if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
       m_timings[i].loadStart = sc_core::sc_time_stamp();
@@ -99,15 +99,15 @@ bool StepDriver::runStep() {
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
   if (m_leader != nullptr) ++m_mirroredSteps;
   std::size_t mirrored = 0;  // a mirror's ops copied from the leader so far
-  for (std::size_t n = 0; n < m_plan.ops.size(); ++n) {
+  for (std::size_t n = 0; n < m_plan->ops.size(); ++n) {
     std::size_t i = n;
     if (m_leader != nullptr) {
       // Mirror: op i ends when the leader's does; no transactions of its own. Only ops that
       // meet other chips (a collective, a pipeline send) and the last need the mirror there in
       // time; the timings of the ops before them are copied when it gets there.
-      const PlannedOp& next = m_plan.ops[i];
+      const PlannedOp& next = m_plan->ops[i];
       const bool meets = next.after.kind != PlannedCollective::Kind::kNone || next.sendNext > 0;
-      if (!meets && n + 1 < m_plan.ops.size()) continue;
+      if (!meets && n + 1 < m_plan->ops.size()) continue;
       while (m_leader->m_opsComputed <= i && m_leader->error().empty()) sc_core::wait(m_leader->m_opComputed);
       if (!m_leader->error().empty()) {
         m_error = m_leader->error();
@@ -118,7 +118,7 @@ bool StepDriver::runStep() {
         // Identical chips leave each collective together: a mirror behind its leader means they
         // were not identical, and the mirrored times would be wrong.
         m_error = fmt::format("{}: mirror of {} fell behind it at layer {} op {}", name(), m_leader->name(),
-                              m_plan.ops[i].layer, m_plan.ops[i].name);
+                              m_plan->ops[i].layer, m_plan->ops[i].name);
         return false;
       }
       sc_core::wait(led.computeEnd - sc_core::sc_time_stamp());
@@ -127,12 +127,12 @@ bool StepDriver::runStep() {
       m_ready.read(i);
     }
     if (!m_error.empty()) return false;
-    const PlannedOp& op = m_plan.ops[i];
+    const PlannedOp& op = m_plan->ops[i];
     if (m_leader != nullptr) {
       if (!runAfter(op, i)) return false;
       continue;
     }
-    if (n == 0 && m_plan.receivesFromPrevious) {
+    if (n == 0 && m_plan->receivesFromPrevious) {
       if (m_input == nullptr) {
         m_error = "the plan waits for a previous pipeline stage but the driver has no input link";
         return false;

@@ -15,6 +15,7 @@
 // tile i+1 loads while tile i computes). The step time thus emerges from the memory controller
 // and tensor core timing and their overlap, never from arithmetic here.
 
+#include <memory>
 #include <string>
 #include <systemc>
 #include <tlm>
@@ -79,7 +80,7 @@ class StepDriver : public sc_core::sc_module {
   /// and pipeline sends on the fabric. Only the caller can know the chips' histories are
   /// identical; ServingEngine checks it. The mirror's chip modules then count none of the step's
   /// traffic.
-  void post(StepPlan plan, const StepDriver* leader = nullptr);
+  void post(std::shared_ptr<const StepPlan> plan, const StepDriver* leader = nullptr);
   /// True when no step is running.
   bool idle() const { return !m_running; }
   /// Notified when a step has finished.
@@ -89,7 +90,9 @@ class StepDriver : public sc_core::sc_module {
   uint64_t mirroredSteps() const { return m_mirroredSteps; }
 
   /// The current (or last) step's plan and op timings.
-  const StepPlan& plan() const { return m_plan; }
+  const StepPlan& plan() const { return *m_plan; }
+  /// The posted plan, for a mirror to share instead of copying it.
+  const std::shared_ptr<const StepPlan>& sharedPlan() const { return m_plan; }
   const std::vector<OpTiming>& timings() const { return m_timings; }
   /// True once every op of the last posted step has computed (and at least one step was posted).
   bool finished() const { return m_steps > 0 && !m_running; }
@@ -108,7 +111,7 @@ class StepDriver : public sc_core::sc_module {
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
              const PlannedOp& planned, double elementOps = 0.0);
 
-  StepPlan m_plan;
+  std::shared_ptr<const StepPlan> m_plan = std::make_shared<const StepPlan>();
   std::vector<OpTiming> m_timings;
   sc_core::sc_fifo<std::size_t> m_ready;  // tiles loaded, in order
   sc_core::sc_semaphore m_freeBuffers;    // staging buffers not holding a tile
