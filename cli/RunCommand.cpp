@@ -21,6 +21,7 @@
 #include "platforms/PlatformSummary.h"
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
+#include "tlm/TransactionCount.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
 #include "tlm/trace/ChromeTrace.h"
@@ -455,6 +456,8 @@ int runCommand(const Args& args, std::ostream& out) {
   report["stats"] = stats;
   report["protocol"] = {{"checked_transactions", tlm::ProtocolChecker::checkedTransactions()},
                         {"violations", tlm::ProtocolChecker::violations()}};
+  report["kernel"] = {{"unit_transactions", tlm::unitTransactions()},
+                      {"delta_cycles", static_cast<uint64_t>(sc_core::sc_delta_count())}};
   if (tlm::ProtocolChecker::violations() > 0) throw SimulationError("TLM base-protocol violations (see warnings)");
 
   // report.json last: its presence means the run's files are complete.

@@ -1,5 +1,7 @@
 #include "hw/TimedTarget.h"
 
+#include "tlm/TransactionCount.h"
+
 namespace scoville::hw {
 
 TimedTarget::TimedTarget(const sc_core::sc_module_name& name)
@@ -20,6 +22,7 @@ void TimedTarget::startAt(::tlm::tlm_generic_payload& payload) {
 }
 
 void TimedTarget::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  ++tlm::unitTransactions();
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const sc_core::sc_time ready = serve(payload, now + delay);
   delay = ready > now ? ready - now : sc_core::SC_ZERO_TIME;
@@ -27,6 +30,7 @@ void TimedTarget::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_ti
 
 ::tlm::tlm_sync_enum TimedTarget::nbTransportFw(::tlm::tlm_generic_payload& payload, ::tlm::tlm_phase& phase,
                                                 sc_core::sc_time& delay) {
+  if (phase == ::tlm::BEGIN_REQ) ++tlm::unitTransactions();
   return m_at.forward(payload, phase, delay);
 }
 

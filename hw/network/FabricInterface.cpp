@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tlm/OpExtension.h"
+#include "tlm/TransactionCount.h"
 
 namespace scoville::hw {
 
@@ -51,6 +52,7 @@ void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& pay
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
   }
+  ++tlm::unitTransactions();
   m_messages.add();
   m_bytes.add(static_cast<double>(op.bytes));
   if (m_weights.size() == 1) {

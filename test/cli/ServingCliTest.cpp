@@ -47,6 +47,10 @@ TEST_F(ServingCliTest, ReportsInferenceXMetricsAndIsDeterministic) {
   EXPECT_EQ(r["preemptions"], 0);
 
   const std::string first = readFile(dir.file("a/report.json"));
+  // The simulator's work, for the benchmarks: deterministic like the rest of the report.
+  const Json kernel = Json::parse(first)["kernel"];
+  EXPECT_GT(kernel["unit_transactions"].get<double>(), 1000.0);
+  EXPECT_GT(kernel["delta_cycles"].get<double>(), 100.0);
   serve("b", args);
   EXPECT_EQ(readFile(dir.file("b/report.json")), first) << "same inputs and seed: byte-identical report";
   // A range of lengths drawn from another seed changes the run.
