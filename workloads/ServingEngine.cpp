@@ -444,12 +444,13 @@ void ServingEngine::replicaLoop(int index) {
 void ServingEngine::postStep(Replica& r, const StepBatch& batch) {
   for (std::size_t c = 0; c < r.drivers.size(); ++c) {
     // Mirrors share their leader's plan (plansLike: their own would be equal).
-    std::shared_ptr<const StepPlan> plan = r.mirrors[c] ? r.drivers[r.leaderOf[c]]->sharedPlan()
-                                                        : std::make_shared<const StepPlan>(r.planners[c]->plan(batch));
+    const StepDriver* leader = r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr;
+    std::shared_ptr<const StepPlan> plan =
+        leader != nullptr ? leader->sharedPlan() : std::make_shared<const StepPlan>(r.planners[c]->plan(batch));
     r.stats.bytes += plan->bytesMoved;
     r.stats.flops += plan->flops;
     r.stats.collectiveBytes += plan->collectiveBytes;
-    r.drivers[c]->post(std::move(plan), r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr);
+    r.drivers[c]->post(std::move(plan), leader);
   }
 }
 
