@@ -17,6 +17,7 @@
 #include "cli/RunCsv.h"
 #include "cli/ServingReport.h"
 #include "cli/Waveforms.h"
+#include "hw/rtl/MacArrayModel.h"
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
 #include "tlm/ProtocolChecker.h"
@@ -47,6 +48,7 @@ struct RunOptions {
   std::string traceStart = "0 s";      ///< its window's start
   std::string traceDuration = "1 ms";  ///< and length
   std::string vcd;                     ///< VCD waveform file ("": none)
+  std::string rtlVcd;                  ///< VCD of the RTL blocks' pins and registers ("": none)
   std::string vcdInterval = "1 us";    ///< its sample interval
 };
 
@@ -97,6 +99,45 @@ void addThrottledTime(nlohmann::ordered_json& power, const nlohmann::ordered_jso
     }
     chip["dvfs"]["throttled_compute_s"] = throttled;
   }
+}
+
+/// Whether any chip's tensor core runs RTL (impl rtl or lockstep).
+bool usesRtl(const platform::PlatformConfig& platform) {
+  for (int c = 0; c < platform.chipCount(); ++c) {
+    if (platform.chipConfig(c).tensorCore.impl != hw::TensorCoreImpl::kTlm) return true;
+  }
+  return false;
+}
+
+/// report.json "cosim": per chip whose tensor core runs RTL, what ran and how the RTL's cycles
+/// compared with the TLM model's (lock-step). Chips that mirror another (serving) run no RTL of
+/// their own and are left out.
+nlohmann::ordered_json cosimSummary(const platform::PlatformConfig& config, const nlohmann::ordered_json& stats,
+                                    const std::vector<int>& mirrorOf) {
+  nlohmann::ordered_json chips = nlohmann::ordered_json::array();
+  const nlohmann::ordered_json& groups = stats.begin().value()["groups"];
+  for (int c = 0; c < config.chipCount(); ++c) {
+    const hw::TensorCoreConfig& tc = config.chipConfig(c).tensorCore;
+    if (tc.impl == hw::TensorCoreImpl::kTlm) continue;
+    if (static_cast<std::size_t>(c) < mirrorOf.size() && mirrorOf[static_cast<std::size_t>(c)] >= 0) continue;
+    const std::string name = platform::PlatformConfig::chipName(c);
+    const nlohmann::ordered_json& core = groups.at(name).at("groups").at("tensor_core").at("stats");
+    const auto stat = [&core](const char* key) { return core.at(key).at("value").get<double>(); };
+    nlohmann::ordered_json entry = {
+        {"chip", name},           {"impl", tc.impl == hw::TensorCoreImpl::kRtl ? "rtl" : "lockstep"},
+        {"model", tc.rtl.model},  {"arrays", tc.count},
+        {"gemms", stat("gemms")}, {"rtl_cycles", stat("busy_cycles")}};
+    if (tc.impl == hw::TensorCoreImpl::kLockstep) {
+      entry["tlm_cycles"] = stat("tlm_cycles");
+      entry["rtl_tlm_cycle_ratio"] = stat("rtl_tlm_cycle_ratio");
+      entry["mean_cycle_error"] = stat("mean_cycle_error");
+      entry["max_cycle_error"] = stat("max_cycle_error");
+      entry["cycle_tolerance"] = tc.rtl.cycleTolerance;
+      entry["mismatched_values"] = stat("mismatched_values");
+    }
+    chips.push_back(std::move(entry));
+  }
+  return chips;
 }
 
 /// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
@@ -329,8 +370,12 @@ int runCommand(const Args& args, std::ostream& out) {
       "write VCD waveforms (per chip: unit utilisations, HBM bandwidth and requests in flight, fabric bytes/s, "
       "power, core clock; the platform's power and requests in flight) over the trace window to FILE (GTKWave)")(
       "vcd-interval", po::value(&options.vcdInterval)->default_value(options.vcdInterval),
-      "the waveforms' sample interval")("quiet,q", po::bool_switch(&options.quiet), "print only errors")(
-      "verbose,v", po::bool_switch(&options.verbose), "print the resolved inputs too");
+      "the waveforms' sample interval")(
+      "rtl-vcd", po::value(&options.rtlVcd),
+      "write the RTL co-simulation's waveforms (the Verilated blocks' ports and registers at every clock edge in "
+      "the trace window) to FILE (GTKWave); needs a tensor core with impl rtl or lockstep (docs/cosim.md)")(
+      "quiet,q", po::bool_switch(&options.quiet), "print only errors")("verbose,v", po::bool_switch(&options.verbose),
+                                                                       "print the resolved inputs too");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(description).run(), vm);
   if (vm.count("help")) {
@@ -370,6 +415,17 @@ int runCommand(const Args& args, std::ostream& out) {
     trace.emplace(traceOptions(options));
     prepareDirectoryOf(options.trace);
   }
+  const bool cosim = usesRtl(inputs.platform);
+  if (!options.rtlVcd.empty()) {
+    if (!cosim) {
+      throw config::ConfigError(config::ErrorKind::kInvalidConfig, "--rtl-vcd " + options.rtlVcd,
+                                "no chip of platform '" + inputs.platform.name +
+                                    "' has tensor_core.impl rtl or lockstep, so there are no RTL waveforms");
+    }
+    const tlm::ChromeTraceOptions window = traceOptions(options);
+    prepareDirectoryOf(options.rtlVcd);
+    hw::rtl::enableWaveforms(options.rtlVcd, window.startS, window.endS);
+  }
   nlohmann::ordered_json report;
   report["schema_version"] = kReportSchemaVersion;
   report["generator"] = {{"name", "scoville"}, {"version", SCOVILLE_VERSION}};
@@ -386,7 +442,20 @@ int runCommand(const Args& args, std::ostream& out) {
   platform::Platform platform("platform", inputs.platform);
   if (trace) platform.subscribeActivity(*trace);
   if (waveforms) platform.subscribeActivity(*waveforms);
-  std::vector<int> mirrorOf;                     // serving: the chip each chip mirrors (-1: none)
+  std::vector<int> mirrorOf;  // serving: the chip each chip mirrors (-1: none)
+  // After the simulation, before the workload's own verdict: an RTL block's failure explains a
+  // GEMM's error response better than the workload's "gemm failed".
+  const auto checkCosim = [&platform, cosim] {
+    hw::rtl::closeWaveforms();
+    if (!cosim) return;
+    std::string failures;
+    for (int c = 0; c < platform.chipCount(); ++c) {
+      if (const std::string failure = platform.chip(c).cosimFailure(); !failure.empty()) {
+        failures += fmt::format("\n  chip {}: {}", c, failure);
+      }
+    }
+    if (!failures.empty()) throw SimulationError("RTL co-simulation failed:" + failures);
+  };
   std::vector<workload::RequestRecord> records;  // serving: every request, for the waveforms
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window
@@ -403,6 +472,7 @@ int runCommand(const Args& args, std::ostream& out) {
     mirrorOf = engine.mirrorOfChips();
     platform.power().setMirrors(mirrorOf);
     sc_core::sc_start();
+    checkCosim();
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
@@ -443,6 +513,7 @@ int runCommand(const Args& args, std::ostream& out) {
     }
     workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode);
     sc_core::sc_start();
+    checkCosim();
     if (const std::string error = runner.error(); !error.empty()) throw SimulationError(error);
     if (!runner.finished()) throw SimulationError("the decode step did not finish (simulation starved)");
     report["results"] = decodeResults(runner, inputs.platform, inputs.scenario);
@@ -450,6 +521,7 @@ int runCommand(const Args& args, std::ostream& out) {
     for (const auto& group : runner.groups()) stats[group->stats().name()] = group->stats().toJson();
     for (const auto& link : runner.pipelineLinks()) stats[link->stats().name()] = link->stats().toJson();
   }
+  if (cosim) report["cosim"] = cosimSummary(inputs.platform, stats, mirrorOf);
   report["simulated_time_s"] = sc_core::sc_time_stamp().to_seconds();
   report["power"] = platform.power().report(sc_core::sc_time_stamp().to_seconds(), window);
   addThrottledTime(report["power"], stats);

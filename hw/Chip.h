@@ -2,6 +2,8 @@
 // A chip: tensor core, vector unit, HBM controller and SRAM joined by the on-chip interconnect.
 // Initiators (the workload driver's streams, later KV manager and switch ports) bind to socket().
 
+#include <memory>
+#include <string>
 #include <systemc>
 
 #include "hw/ChipConfig.h"
@@ -10,6 +12,7 @@
 #include "hw/Sram.h"
 #include "hw/TensorCore.h"
 #include "hw/VectorUnit.h"
+#include "hw/rtl/RtlTensorCore.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::hw {
@@ -28,13 +31,17 @@ class Chip : public sc_core::sc_module {
   tlm::ActivityBus& activityBus() { return m_activityBus; }
   /// The core clock domain (tensor core and vector unit) a DVFS governor scales.
   tlm::ClockDomain& coreClock() { return m_coreClock; }
+  /// RTL co-simulation (tensor_core.impl rtl or lockstep): what went wrong, "" if nothing did or
+  /// the tensor core is the TLM model.
+  std::string cosimFailure() const { return m_rtlTensorCore ? m_rtlTensorCore->failure() : std::string(); }
 
  private:
   ChipConfig m_config;
   tlm::ActivityBus m_activityBus;
   tlm::ClockDomain m_coreClock;
   ChipInterconnect m_interconnect;
-  TensorCore m_tensorCore;
+  std::unique_ptr<TensorCore> m_tensorCore;             ///< impl tlm
+  std::unique_ptr<rtl::RtlTensorCore> m_rtlTensorCore;  ///< impl rtl and lockstep
   VectorUnit m_vectorUnit;
   MemoryController m_hbm;
   Sram m_sram;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/GemmOperands.h"
 #include "tlm/Time.h"
 
 namespace scoville::hw {
@@ -13,19 +14,31 @@ uint64_t ceilDiv(uint64_t a, uint64_t b) {
 }
 }  // namespace
 
-TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config)
-    : TimedTarget(name),
-      m_config(config),
-      m_stats("tensor_core", "systolic matrix engine"),
-      m_gemms(m_stats.counter("gemms", "", "GEMM transactions executed")),
-      m_flops(m_stats.counter("flops", "FLOP", "FLOPs executed (2 per MAC)")),
-      m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the array was occupied")),
-      m_idealCycles(m_stats.counter("ideal_cycles", "cycle", "cycles the same FLOPs need at 100% array use")),
-      m_queueTime(m_stats.counter("queue_time", "s", "time GEMMs waited for the array to free up")),
-      m_throttledTime(m_stats.counter("throttled_time", "s", "extra busy time from a DVFS clock below nominal")) {
-  m_stats.formula("array_utilization", "", "ideal_cycles / busy_cycles",
-                  [this] { return m_busyCycles.value() > 0 ? m_idealCycles.value() / m_busyCycles.value() : 0.0; });
+TensorCoreStats::TensorCoreStats()
+    : group("tensor_core", "systolic matrix engine"),
+      m_gemms(group.counter("gemms", "", "GEMM transactions executed")),
+      m_flops(group.counter("flops", "FLOP", "FLOPs executed (2 per MAC)")),
+      m_busyCycles(group.counter("busy_cycles", "cycle", "cycles the array was occupied")),
+      m_idealCycles(group.counter("ideal_cycles", "cycle", "cycles the same FLOPs need at 100% array use")),
+      m_queueTime(group.counter("queue_time", "s", "time GEMMs waited for the array to free up")),
+      m_throttledTime(group.counter("throttled_time", "s", "extra busy time from a DVFS clock below nominal")) {
+  group.formula("array_utilization", "", "ideal_cycles / busy_cycles",
+                [this] { return m_busyCycles.value() > 0 ? m_idealCycles.value() / m_busyCycles.value() : 0.0; });
 }
+
+void TensorCoreStats::record(const TensorCoreConfig& config, const tlm::OpExtension& op, double cycles, double queueS,
+                             double throttledS) {
+  const double flops = op.shape.flops();
+  m_gemms.add();
+  m_flops.add(flops);
+  m_busyCycles.add(cycles);
+  m_idealCycles.add(flops / (config.peakFlops(op.precision) / config.clockHz));
+  m_queueTime.add(queueS);
+  m_throttledTime.add(throttledS);
+}
+
+TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config)
+    : TimedTarget(name), m_config(config) {}
 
 uint64_t TensorCore::gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p) {
   const double rate = config.macsPerCell.of(p);
@@ -59,16 +72,19 @@ sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;
   }
+  if (auto* operands = payload.get_extension<GemmOperands>()) {
+    if (!operands->fits(op.shape)) {
+      payload.set_response_status(::tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return arrival;
+    }
+    referenceProduct(op.shape, *operands);
+  }
   const sc_core::sc_time start = std::max(arrival, m_busyUntil);
   m_busyUntil = start + tlm::durationCeil(m_clock->seconds(static_cast<double>(cycles), m_config.clockHz));
-  m_throttledTime.add(m_clock->stretch(static_cast<double>(cycles), m_config.clockHz));
+  m_stats.record(m_config, op, static_cast<double>(cycles), tlm::seconds(start - arrival),
+                 m_clock->stretch(static_cast<double>(cycles), m_config.clockHz));
 
   const double flops = op.shape.flops();
-  m_gemms.add();
-  m_flops.add(flops);
-  m_busyCycles.add(static_cast<double>(cycles));
-  m_idealCycles.add(flops / (m_config.peakFlops(op.precision) / m_config.clockHz));
-  m_queueTime.add(tlm::seconds(start - arrival));
   m_activity.emit(tlm::Activity::kMacs, flops / 2.0, op, start, m_busyUntil);
   m_activity.emit(tlm::Activity::kOperandBytes, operandBytes(op.shape, op.precision), op, start, m_busyUntil);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);

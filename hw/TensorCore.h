@@ -12,6 +12,9 @@
 // so a large GEMM approaches peak while a decode GEMV (M = 1..8) is limited by weight-tile loads
 // and uses M/rows of the array; too few tiles leave arrays idle. The core executes one GEMM at a
 // time; overlapping requests queue behind m_busyUntil: contention between initiators shows up.
+//
+// Functional mode: a GEMM payload that carries GemmOperands (GemmOperands.h) also gets its
+// product, computed by the reference; the RTL co-simulation compares against it.
 
 #include <cstdint>
 #include <systemc>
@@ -25,13 +28,36 @@
 
 namespace scoville::hw {
 
+/// The tensor core's statistics, kept alike by the TLM model and the RTL co-simulation core.
+class TensorCoreStats {
+ public:
+  TensorCoreStats();
+  TensorCoreStats(const TensorCoreStats&) = delete;
+  TensorCoreStats& operator=(const TensorCoreStats&) = delete;
+
+  /// Counts one GEMM that occupied the arrays `cycles` cycles after waiting `queueS` seconds, with
+  /// `throttledS` seconds of that from a DVFS clock below nominal.
+  void record(const TensorCoreConfig& config, const tlm::OpExtension& op, double cycles, double queueS,
+              double throttledS);
+
+  stats::Group group;
+
+ private:
+  stats::Counter& m_gemms;
+  stats::Counter& m_flops;
+  stats::Counter& m_busyCycles;
+  stats::Counter& m_idealCycles;
+  stats::Counter& m_queueTime;
+  stats::Counter& m_throttledTime;
+};
+
 /// Accepts kGemm payloads on its socket; anything else gets TLM_COMMAND_ERROR_RESPONSE.
 class TensorCore : public TimedTarget {
  public:
   TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config);
 
   const TensorCoreConfig& config() const { return m_config; }
-  const stats::Group& stats() const { return m_stats; }
+  const stats::Group& stats() const { return m_stats.group; }
   /// Runs on `clock` (DVFS lowers its scale); by default on a domain of its own, at the
   /// configured clock.
   void setClockDomain(const tlm::ClockDomain& clock) { m_clock = &clock; }
@@ -50,13 +76,7 @@ class TensorCore : public TimedTarget {
   tlm::ClockDomain m_nominalClock;
   const tlm::ClockDomain* m_clock = &m_nominalClock;
 
-  stats::Group m_stats;
-  stats::Counter& m_gemms;
-  stats::Counter& m_flops;
-  stats::Counter& m_busyCycles;
-  stats::Counter& m_idealCycles;
-  stats::Counter& m_queueTime;
-  stats::Counter& m_throttledTime;
+  TensorCoreStats m_stats;
 };
 
 }  // namespace scoville::hw

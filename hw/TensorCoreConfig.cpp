@@ -1,5 +1,9 @@
 #include "hw/TensorCoreConfig.h"
 
+#include <cmath>
+
+#include "hw/rtl/MacArrayModel.h"
+
 namespace scoville::hw {
 
 using namespace scoville::config;
@@ -28,6 +32,32 @@ const Schema<MacRates>& MacRates::schema() {
   return s;
 }
 
+namespace {
+
+/// Whether a MAC rate can run on the RTL array: 0 (unsupported) or a whole number of its lanes.
+bool rtlRate(double rate) {
+  return rate == 0.0 || (rate >= 1.0 && rate <= rtl::kMacArrayLanes && std::floor(rate) == rate);
+}
+
+}  // namespace
+
+const Schema<RtlCosimConfig>& RtlCosimConfig::schema() {
+  static const Schema<RtlCosimConfig> s =
+      Schema<RtlCosimConfig>("rtl_cosim",
+                             "RTL co-simulation of the tensor core's arrays (docs/cosim.md); read when impl is rtl "
+                             "or lockstep.")
+          .text("model", &RtlCosimConfig::model, optional("mac_array"),
+                "Verilated RTL block standing in for each array (hw/rtl/MacArrayModel.h registers them)")
+          .number("cycle_tolerance", &RtlCosimConfig::cycleTolerance, optional("0.25"), between(0, 100),
+                  "lockstep: largest relative difference |RTL - TLM| / TLM in cycles of any one GEMM; a run with "
+                  "a GEMM beyond it fails")
+          .integer("seed", &RtlCosimConfig::seed, optional("1"), nonNegative(),
+                   "seed of the int8 operands generated for GEMMs that carry none (every platform run's)")
+          .rule("model", "rtl.model must name an RTL block this build has (mac_array)",
+                [](const RtlCosimConfig& c) { return rtl::hasMacArrayModel(c.model); });
+  return s;
+}
+
 double TensorCoreConfig::peakFlops(tlm::Precision p) const {
   return 2.0 * count * arrayRows * arrayCols * macsPerCell.of(p) * clockHz;
 }
@@ -49,7 +79,42 @@ const Schema<TensorCoreConfig>& TensorCoreConfig::schema() {
           .integer("pipeline_latency_cycles", &TensorCoreConfig::pipelineLatencyCycles, required(), between(0, 1e6),
                    "cycles from issue to first result beyond the array's own fill and drain")
           .integer("operand_buffers", &TensorCoreConfig::operandBuffers, optional("2"), between(1, 64),
-                   "weight-tile staging buffers (2 = double buffering: the next operands load during compute)");
+                   "weight-tile staging buffers (2 = double buffering: the next operands load during compute)")
+          .choice(
+              "impl", &TensorCoreConfig::impl,
+              {{"tlm", TensorCoreImpl::kTlm}, {"rtl", TensorCoreImpl::kRtl}, {"lockstep", TensorCoreImpl::kLockstep}},
+              optional("tlm"),
+              "what serves GEMMs: tlm (the cycle formula above), rtl (Verilated RTL arrays clocked per cycle: "
+              "slow, real values) or lockstep (RTL, checked against the TLM model value for value and cycle "
+              "count within rtl.cycle_tolerance)")
+          .child("rtl", &TensorCoreConfig::rtl, RtlCosimConfig::schema(), optional("{}"),
+                 "RTL co-simulation settings (impl rtl or lockstep)")
+          .rule("array_rows",
+                fmt::format("impl rtl and lockstep need array_rows = {}, the rows the RTL was Verilated with "
+                            "(configure with -DSCOVILLE_RTL_ROWS=N for another)",
+                            rtl::kMacArrayRows),
+                [](const TensorCoreConfig& c) {
+                  return c.impl == TensorCoreImpl::kTlm || c.arrayRows == rtl::kMacArrayRows;
+                })
+          .rule("array_cols",
+                fmt::format("impl rtl and lockstep need array_cols = {}, the columns the RTL was Verilated with "
+                            "(configure with -DSCOVILLE_RTL_COLS=N for another)",
+                            rtl::kMacArrayCols),
+                [](const TensorCoreConfig& c) {
+                  return c.impl == TensorCoreImpl::kTlm || c.arrayCols == rtl::kMacArrayCols;
+                })
+          .rule("macs_per_cell_per_cycle",
+                fmt::format(
+                    "impl rtl and lockstep need each macs_per_cell_per_cycle rate to be 0 or a whole number from 1 "
+                    "to {}, the lanes per cell the RTL was Verilated with",
+                    rtl::kMacArrayLanes),
+                [](const TensorCoreConfig& c) {
+                  const MacRates& r = c.macsPerCell;
+                  return c.impl == TensorCoreImpl::kTlm ||
+                         (rtlRate(r.fp32) && rtlRate(r.bf16) && rtlRate(r.fp8) && rtlRate(r.fp4));
+                })
+          .rule("operand_buffers", "impl rtl and lockstep need operand_buffers = 2, the RTL's two weight banks",
+                [](const TensorCoreConfig& c) { return c.impl == TensorCoreImpl::kTlm || c.operandBuffers == 2; });
   return s;
 }
 

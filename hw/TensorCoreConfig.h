@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "tlm/Precision.h"
 #include "tlm/config/Schema.h"
 
@@ -17,6 +20,22 @@ struct MacRates {
   static const config::Schema<MacRates>& schema();
 };
 
+/// What serves the tensor core's transactions.
+enum class TensorCoreImpl {
+  kTlm,       ///< the TLM model (TensorCore.h): the formula, no clock
+  kRtl,       ///< the Verilated RTL MAC arrays behind a transactor (RtlTensorCore.h)
+  kLockstep,  ///< both: the RTL times the platform, the TLM model checks every result and cycle count
+};
+
+/// The RTL co-simulation of a tensor core (docs/cosim.md).
+struct RtlCosimConfig {
+  std::string model;            ///< registered RTL block (hw/rtl/MacArrayModel.h)
+  double cycleTolerance = 0.0;  ///< lock-step: largest |RTL - TLM| / TLM cycles of one GEMM
+  uint64_t seed = 0;            ///< operand stream of payloads that carry none
+
+  static const config::Schema<RtlCosimConfig>& schema();
+};
+
 /// A weight-stationary systolic matrix engine (see TensorCore.h for the timing model).
 struct TensorCoreConfig {
   int count = 0;  ///< identical arrays that share the tiles of each GEMM
@@ -26,6 +45,8 @@ struct TensorCoreConfig {
   MacRates macsPerCell;
   int pipelineLatencyCycles = 0;
   int operandBuffers = 0;  ///< weight-tile staging buffers; 2 = double buffering
+  TensorCoreImpl impl = TensorCoreImpl::kTlm;
+  RtlCosimConfig rtl;
 
   /// Peak dense FLOP/s at precision p over all arrays (2 FLOPs per MAC).
   double peakFlops(tlm::Precision p) const;

@@ -139,6 +139,25 @@ TEST_F(CliTest, LockstepGroupsMustDivideTheChannels) {
       {file + ":" + std::to_string(line), "platform.chip_types[0].hbm", "lockstep_channels must divide channels"});
 }
 
+// RTL co-simulation (docs/cosim.md) only runs where the Verilated block fits the tensor core.
+TEST_F(CliTest, RtlCosimNeedsTheVerilatedGeometry) {
+  int line = 0;
+  const std::string file = platformVariant("array_rows: 128\n", "array_rows: 128\n    impl: rtl\n", &line);
+  expectConfigError({"--platform", file}, "invalid-config",
+                    {file + ":" + std::to_string(line), "tensor_core", "impl rtl and lockstep need array_rows = "});
+  const std::string tc = "platform.chip_types[0].tensor_core.";
+  const std::vector<std::string> small = {"--set", tc + "array_rows=8", "--set", tc + "array_cols=8"};
+  std::vector<std::string> args = small;
+  args.insert(args.end(), {"--set", tc + "impl=lockstep", "--set", tc + "rtl.model=my_block"});
+  expectConfigError(args, "invalid-config", {"rtl.model must name an RTL block this build has"});
+  expectConfigError({"--set", tc + "impl=verilog"}, "out-of-range", {"tensor_core.impl", "tlm, rtl, lockstep"});
+  args = small;
+  args.insert(args.end(), {"--set", tc + "impl=rtl", "--set", tc + "macs_per_cell_per_cycle.fp8=1.5"});
+  expectConfigError(args, "invalid-config", {"macs_per_cell_per_cycle", "whole number"});
+  expectConfigError({"--rtl-vcd", dir.file("rtl.vcd")}, "invalid-config",
+                    {"--rtl-vcd", "no chip of platform 'jalapeno' has tensor_core.impl rtl or lockstep"});
+}
+
 // Runaway configurations are refused before anything runs, not killed for memory hours later.
 TEST_F(CliTest, RunawayServingRunsAreRejectedUpFront) {
   // A million users: two million requests' records of 1,024 token times.
