@@ -12,16 +12,18 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
       m_stats(basename(), "chip " + config.name) {
   m_interconnect.toMemory.bind(m_hbm.socket);
   m_interconnect.toSram.bind(m_sram.socket);
+  // The TLM model or the RTL co-simulation: the same socket, clock domain and activity either way.
+  const auto connect = [this](auto& core) {
+    m_interconnect.toTensorCore.bind(core.socket);
+    core.setClockDomain(m_coreClock);
+    core.attachActivity(m_activityBus);
+  };
   if (config.tensorCore.impl == TensorCoreImpl::kTlm) {
     m_tensorCore = std::make_unique<TensorCore>("tensor_core", config.tensorCore);
-    m_interconnect.toTensorCore.bind(m_tensorCore->socket);
-    m_tensorCore->setClockDomain(m_coreClock);
-    m_tensorCore->attachActivity(m_activityBus);
+    connect(*m_tensorCore);
   } else {
     m_rtlTensorCore = std::make_unique<rtl::RtlTensorCore>("tensor_core", config.tensorCore);
-    m_interconnect.toTensorCore.bind(m_rtlTensorCore->socket);
-    m_rtlTensorCore->setClockDomain(m_coreClock);
-    m_rtlTensorCore->attachActivity(m_activityBus);
+    connect(*m_rtlTensorCore);
   }
   m_interconnect.toVectorUnit.bind(m_vectorUnit.socket);
   m_interconnect.attachActivity(m_activityBus);
