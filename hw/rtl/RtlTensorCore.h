@@ -28,7 +28,7 @@
 // configuration, as a copy of the payload (its activity, statistics and transaction count are
 // kept out of the chip's and the kernel's); the RTL's product must
 // equal the model's exactly, and its cycle count must be within rtl.cycle_tolerance of
-// TensorCore::gemmCycles. Differences are counted in the statistics and lockstepFailure() says
+// TensorCore::gemmCycles. Differences are counted in the statistics and failure() says
 // what failed first. The RTL's own timing drives the platform in both rtl and lockstep modes.
 
 #include <tlm_utils/simple_initiator_socket.h>
