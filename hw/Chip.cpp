@@ -1,5 +1,7 @@
 #include "hw/Chip.h"
 
+#include <stdexcept>
+
 namespace scoville::hw {
 
 Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
@@ -36,6 +38,14 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
   m_stats.addChild(m_vectorUnit.stats());
   m_stats.addChild(m_hbm.stats());
   m_stats.addChild(m_sram.stats());
+}
+
+void Chip::setActiveTensorArrays(int arrays) {
+  if (m_tensorCore) {
+    m_tensorCore->setActiveArrays(arrays);
+  } else if (arrays != m_config.tensorCore.count) {
+    throw std::logic_error(name() + std::string(": the RTL tensor core cannot power arrays off"));
+  }
 }
 
 }  // namespace scoville::hw

@@ -31,6 +31,10 @@ class Chip : public sc_core::sc_module {
   tlm::ActivityBus& activityBus() { return m_activityBus; }
   /// The core clock domain (tensor core and vector unit) a DVFS governor scales.
   tlm::ClockDomain& coreClock() { return m_coreClock; }
+  /// Power gating: runs later GEMMs on `arrays` of the tensor core's arrays (1..count). Only the
+  /// TLM tensor core can gate (std::logic_error with impl rtl or lockstep, unless arrays = count).
+  void setActiveTensorArrays(int arrays);
+  int activeTensorArrays() const { return m_tensorCore ? m_tensorCore->activeArrays() : m_config.tensorCore.count; }
   /// RTL co-simulation (tensor_core.impl rtl or lockstep): what went wrong, "" if nothing did or
   /// the tensor core is the TLM model.
   std::string cosimFailure() const { return m_rtlTensorCore ? m_rtlTensorCore->failure() : std::string(); }

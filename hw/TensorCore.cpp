@@ -1,7 +1,10 @@
 #include "hw/TensorCore.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "hw/GemmOperands.h"
 #include "tlm/Time.h"
@@ -38,7 +41,7 @@ void TensorCoreStats::record(const TensorCoreConfig& config, const tlm::OpExtens
 }
 
 TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config)
-    : TimedTarget(name), m_config(config) {}
+    : TimedTarget(name), m_config(config), m_active(config) {}
 
 uint64_t TensorCore::gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p) {
   const double rate = config.macsPerCell.of(p);
@@ -65,9 +68,17 @@ double TensorCore::operandBytes(const tlm::GemmShape& shape, tlm::Precision p) {
   return (inputs + outputs) * static_cast<double>(shape.count);
 }
 
+void TensorCore::setActiveArrays(int arrays) {
+  if (arrays < 1 || arrays > m_config.count) {
+    throw std::invalid_argument(
+        fmt::format("{}: {} active arrays, but the tensor core has {}", name(), arrays, m_config.count));
+  }
+  m_active.count = arrays;
+}
+
 sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? gemmCycles(m_config, op.shape, op.precision) : 0;
+  const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? gemmCycles(m_active, op.shape, op.precision) : 0;
   if (cycles == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;

@@ -61,6 +61,10 @@ class TensorCore : public TimedTarget {
   /// Runs on `clock` (DVFS lowers its scale); by default on a domain of its own, at the
   /// configured clock.
   void setClockDomain(const tlm::ClockDomain& clock) { m_clock = &clock; }
+  /// Powers all but `arrays` of the `count` arrays off (power gating): later GEMMs deal their tiles
+  /// over the `arrays` left. 1 <= arrays <= count.
+  void setActiveArrays(int arrays);
+  int activeArrays() const { return m_active.count; }
 
   /// Cycles for one GEMM under the model above; 0 when precision p is unsupported.
   static uint64_t gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p);
@@ -72,6 +76,7 @@ class TensorCore : public TimedTarget {
   sc_core::sc_time serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) override;
 
   TensorCoreConfig m_config;
+  TensorCoreConfig m_active;  ///< m_config with `count` the arrays powered on
   sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
   tlm::ClockDomain m_nominalClock;
   const tlm::ClockDomain* m_clock = &m_nominalClock;

@@ -43,7 +43,7 @@ enum class OpBlock {
   kDenseFfn,
   kMoe,  ///< router, routed and shared experts, dispatch and combine
   kLmHead,
-  kOther,  ///< collectives, pipeline hand-offs, KV transfers and swaps
+  kOther,  ///< collectives, pipeline hand-offs, KV transfers and swaps (and waking gated arrays)
 };
 inline constexpr std::size_t kOpBlocks = 6;
 const char* opBlockName(OpBlock block);

@@ -100,6 +100,20 @@ const Schema<DvfsPoint>& DvfsPoint::schema() {
   return s;
 }
 
+const Schema<PowerTransitions>& PowerTransitions::schema() {
+  static const Schema<PowerTransitions> s =
+      Schema<PowerTransitions>("power_transitions",
+                               "What a change of the core's operating state costs when a serving phase policy "
+                               "(scenario `serving`) makes one between steps; the core does no work meanwhile.")
+          .quantity("clock_switch", &PowerTransitions::clockSwitchS, dim::kTime, optional("0 s"), between(0.0, 1.0),
+                    "time to move to another dvfs point (voltage ramp, clock relock)")
+          .quantity("wake", &PowerTransitions::wakeS, dim::kTime, optional("0 s"), between(0.0, 1.0),
+                    "time to power gated tensor arrays back on")
+          .quantity("wake_energy", &PowerTransitions::wakeJPerArray, dim::kEnergy, optional("0 J"), nonNegative(),
+                    "energy to power one gated tensor array back on");
+  return s;
+}
+
 double ChipEnergyConfig::idleW() const {
   return uncoreW + tensorCore.staticW + vectorUnit.staticW + sram.staticW + hbm.staticW + interconnect.staticW +
          fabricPorts.staticW;
@@ -126,6 +140,8 @@ const Schema<ChipEnergyConfig>& ChipEnergyConfig::schema() {
                      "core (tensor core and vector unit) operating points, highest first; the first is the "
                      "nominal clock, equal to tensor_core.clock. The platform's power.governor moves between "
                      "them: core dynamic energy scales with voltage squared and core timing with frequency")
+          .child("transitions", &ChipEnergyConfig::transitions, PowerTransitions::schema(), optional("{}"),
+                 "cost of a change of operating point or of powered tensor arrays (serving phase policies)")
           .check("dvfs points go from the highest frequency down, voltage never rising", [](const ChipEnergyConfig& c,
                                                                                             const Node& node) {
             for (std::size_t i = 1; i < c.dvfs.size(); ++i) {

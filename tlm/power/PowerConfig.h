@@ -72,6 +72,16 @@ struct DvfsPoint {
   static const config::Schema<DvfsPoint>& schema();
 };
 
+/// What changing the core's operating state costs (a serving phase policy changes it between steps;
+/// see workloads/PhasePolicy.h). The core does no work during a change.
+struct PowerTransitions {
+  double clockSwitchS = 0.0;   ///< moving to another DVFS point: voltage ramp and clock relock
+  double wakeS = 0.0;          ///< powering gated tensor arrays back on (in-rush limited rail ramp)
+  double wakeJPerArray = 0.0;  ///< recharging one array's power domain
+
+  static const config::Schema<PowerTransitions>& schema();
+};
+
 /// Key `power` of a chip type.
 struct ChipEnergyConfig {
   double uncoreW = 0.0;  ///< always-on power outside the units (PLLs, management, VRM loss)
@@ -83,6 +93,7 @@ struct ChipEnergyConfig {
   PortEnergy fabricPorts;
   /// Core operating points, highest first; the first is the nominal clock. Empty: no DVFS.
   std::vector<DvfsPoint> dvfs;
+  PowerTransitions transitions;
 
   /// Static power of every unit plus the uncore: what the chip draws when idle at nominal voltage.
   double idleW() const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "tlm/Time.h"
 
@@ -281,7 +282,100 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
   m_componentJ[static_cast<std::size_t>(component)] += joules;
   m_phaseJ[std::min(phase, kPhases - 1)] += joules;
   m_blockJ[std::min(static_cast<std::size_t>(e.block), tlm::kOpBlocks - 1)] += joules;
+  m_stateJ[static_cast<std::size_t>(m_state)] += joules;
   m_timeline.add(joules, phase, tlm::seconds(e.start), tlm::seconds(e.time));
+}
+
+const char* servingStateName(ServingState state) {
+  switch (state) {
+    case ServingState::kIdle: return "idle";
+    case ServingState::kPrefill: return "prefill";
+    case ServingState::kDecode: return "decode";
+    case ServingState::kTransition: return "transition";
+  }
+  return "?";
+}
+
+double ChipPower::gatedW() const {
+  return m_arrays > 0 ? m_energy.tensorCore.staticW * static_cast<double>(m_gated) / m_arrays : 0.0;
+}
+
+void ChipPower::accrue(double timeS) {
+  const double dt = timeS - m_stateSince;
+  if (dt <= 0.0) return;
+  const double saved = gatedW() * dt;
+  m_stateJ[static_cast<std::size_t>(m_state)] += (idleW() - gatedW()) * dt;
+  m_stateS[static_cast<std::size_t>(m_state)] += dt;
+  if (saved > 0.0) {
+    spread(m_gatedBins, m_timeline.interval(), 1.0 / m_timeline.interval(), saved, m_stateSince, timeS);
+    m_gatedJ += saved;
+  }
+  m_stateSince = timeS;
+}
+
+void ChipPower::enterState(double timeS, ServingState state) {
+  accrue(timeS);
+  m_state = state;
+}
+
+void ChipPower::setGatedArrays(double timeS, int gated, int arrays) {
+  accrue(timeS);
+  m_gated = gated;
+  m_arrays = std::max(1, arrays);
+}
+
+void ChipPower::setPolicyPoint(double timeS, std::size_t point) {
+  if (point >= m_energy.dvfs.size()) {
+    if (point == 0) return;  // no DVFS points: the nominal clock only
+    throw std::invalid_argument(
+        fmt::format("{}: DVFS point {} of {} does not exist", m_name, point, m_energy.dvfs.size()));
+  }
+  if (m_clock != nullptr) throw std::logic_error(m_name + ": a phase policy cannot set the clock of a governed chip");
+  if (point == m_point) return;
+  if (m_timeAtPoint.empty()) m_timeAtPoint.assign(m_energy.dvfs.size(), 0.0);
+  m_timeAtPoint[m_point] += timeS - m_pointSince;
+  m_pointSince = timeS;
+  m_point = point;
+  ++m_changes;
+  m_clockLog.push_back(ClockChange{timeS, point});
+  const double v = m_energy.dvfs[point].voltageV / m_energy.dvfs.front().voltageV;
+  m_coreEnergyScale = v * v;
+}
+
+void ChipPower::addWakeEnergy(double joules, double startS, double endS, tlm::LlmPhase phase) {
+  if (joules <= 0.0) return;
+  const auto p = static_cast<std::size_t>(phase);
+  m_componentJ[static_cast<std::size_t>(Component::kTensorCore)] += joules;
+  m_phaseJ[std::min(p, kPhases - 1)] += joules;
+  m_blockJ[static_cast<std::size_t>(tlm::OpBlock::kOther)] += joules;
+  m_stateJ[static_cast<std::size_t>(m_state)] += joules;
+  m_timeline.add(joules, p, startS, endS);
+}
+
+std::array<double, kServingStates> ChipPower::stateEnergyJ(double endS) const {
+  std::array<double, kServingStates> j = m_stateJ;
+  const double dt = std::max(0.0, endS - m_stateSince);
+  j[static_cast<std::size_t>(m_state)] += (idleW() - gatedW()) * dt;
+  return j;
+}
+
+std::array<double, kServingStates> ChipPower::stateTimeS(double endS) const {
+  std::array<double, kServingStates> t = m_stateS;
+  t[static_cast<std::size_t>(m_state)] += std::max(0.0, endS - m_stateSince);
+  return t;
+}
+
+std::vector<double> ChipPower::gatedStaticBins(double endS) const {
+  std::vector<double> bins = m_gatedBins;
+  if (endS > m_stateSince && gatedW() > 0.0) {
+    spread(bins, m_timeline.interval(), 1.0 / m_timeline.interval(), gatedW() * (endS - m_stateSince), m_stateSince,
+           endS);
+  }
+  return bins;
+}
+
+double ChipPower::staticJ(double endS) const {
+  return idleW() * endS - m_gatedJ - gatedW() * std::max(0.0, endS - m_stateSince);
 }
 
 double ChipPower::dynamicJ() const {

@@ -82,6 +82,12 @@ struct SustainedPower {
 SustainedPower sustainedPower(const std::vector<double>& binPowerW, double intervalS, std::size_t windowBins,
                               double limitW);
 
+/// What a serving chip is doing, as its serving engine tells the power model: energy and time are
+/// attributed to the state the chip is in when they are drawn (workloads/PhasePolicy.h).
+enum class ServingState { kIdle, kPrefill, kDecode, kTransition };
+inline constexpr std::size_t kServingStates = 4;
+const char* servingStateName(ServingState state);
+
 /// One chip's energy. Subscribed to the chip's activity bus; the platform's network events for
 /// the chip's ports are routed to it by PowerMonitor.
 ///
@@ -115,6 +121,25 @@ class ChipPower : public tlm::ActivityListener {
   const std::vector<DvfsPoint>& points() const { return m_energy.dvfs; }
 
   void onActivity(const tlm::ActivityEvent& event) override;
+
+  // Operating state set by a serving phase policy (never together with a governor).
+  /// From `timeS` on the core runs at DVFS point `point`: its dynamic energy is priced at that
+  /// point's voltage (the caller scales the clock domain).
+  void setPolicyPoint(double timeS, std::size_t point);
+  /// From `timeS` on, `gated` of the tensor core's `arrays` are powered off: their share of the
+  /// tensor core's static power is not drawn.
+  void setGatedArrays(double timeS, int gated, int arrays);
+  /// Energy of powering arrays back on, drawn over [startS, endS].
+  void addWakeEnergy(double joules, double startS, double endS, tlm::LlmPhase phase);
+  /// From `timeS` on, energy and time are attributed to `state`.
+  void enterState(double timeS, ServingState state);
+  /// Energy (dynamic and static) and time in each serving state up to `endS`.
+  std::array<double, kServingStates> stateEnergyJ(double endS) const;
+  std::array<double, kServingStates> stateTimeS(double endS) const;
+  /// Static energy not drawn because arrays were gated, per fine bin, up to `endS`.
+  std::vector<double> gatedStaticBins(double endS) const;
+  /// Static energy drawn in [0, endS): idle power less what gated arrays saved.
+  double staticJ(double endS) const;
 
   const std::string& name() const { return m_name; }
   const std::string& type() const { return m_type; }
@@ -160,6 +185,18 @@ class ChipPower : public tlm::ActivityListener {
   std::size_t m_changes = 0;
   std::vector<ClockChange> m_clockLog;
   std::vector<double> m_coreBins;  ///< core dynamic energy per fine bin, for the prediction
+
+  /// Closes the current state and gating interval at `timeS`.
+  void accrue(double timeS);
+  double gatedW() const;
+  ServingState m_state = ServingState::kIdle;
+  double m_stateSince = 0.0;
+  std::array<double, kServingStates> m_stateJ{};  ///< closed intervals' static plus all dynamic energy
+  std::array<double, kServingStates> m_stateS{};
+  int m_gated = 0;
+  int m_arrays = 1;
+  std::vector<double> m_gatedBins;  ///< static energy saved, per fine bin (closed intervals)
+  double m_gatedJ = 0.0;
 };
 
 /// Every switch of the fabric together (one switch type per platform).

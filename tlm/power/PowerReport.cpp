@@ -81,21 +81,24 @@ Json timelineOf(const std::vector<double>& watts, std::size_t stride) {
 }
 
 /// A chip's entry in `power.chips` (its own name, as not a mirror).
-Json chipEntry(const ChipPower& chip, const Series& s, std::size_t bins, double I, double endS, Json dvfs) {
-  // Static energy of bins where the chip did nothing is its idle energy.
-  double idleS = 0.0;
+Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>& gated, std::size_t bins, double I,
+               double endS, Json dvfs) {
+  // Static energy of bins where the chip did nothing is its idle energy (less what gated arrays saved).
+  double idleJ = 0.0;
   for (std::size_t b = 0; b < bins; ++b) {
-    if (chip.timeline().at(b) == 0.0) idleS += binWidth(b, bins, I, endS);
+    if (chip.timeline().at(b) == 0.0) {
+      idleJ += chip.idleW() * binWidth(b, bins, I, endS) - (b < gated.size() ? gated[b] : 0.0);
+    }
   }
-  const double chipStaticJ = chip.idleW() * endS;
+  const double chipStaticJ = chip.staticJ(endS);
   Json byComponent;
   for (std::size_t k = 0; k < kComponents; ++k)
     byComponent[componentName(static_cast<Component>(k))] = chip.componentJ()[k];
   byComponent["static"] = chipStaticJ;
   Json byPhase;
   for (std::size_t p = 0; p < kPhases; ++p) byPhase[phaseName(p)] = chip.phaseJ()[p];
-  byPhase["static_busy"] = chip.idleW() * (endS - idleS);
-  byPhase["idle"] = chip.idleW() * idleS;
+  byPhase["static_busy"] = chipStaticJ - idleJ;
+  byPhase["idle"] = idleJ;
   Json byBlock;
   for (std::size_t k = 0; k < tlm::kOpBlocks; ++k)
     byBlock[tlm::opBlockName(static_cast<tlm::OpBlock>(k))] = chip.blockJ()[k];
@@ -133,6 +136,7 @@ Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& wa
   }
   j["points"] = std::move(points);
   j["changes"] = chip.clockChanges();
+  j["changed_by"] = chip.clockChanges() == 0 ? "none" : chip.governed() ? "governor" : "phase_policy";
   if (chip.governed()) {
     // The highest power over the governor's window once it has decided for the first time.
     const double I = m_config.intervalS;
@@ -176,17 +180,20 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     const ChipPower& chip = *m_chips[src];
     auto it = series.find(src);
     if (it == series.end()) {
+      const std::vector<double> gated = chip.gatedStaticBins(endS);
       std::vector<double> watts(bins);
-      for (std::size_t b = 0; b < bins; ++b)
-        watts[b] = chip.timeline().at(b) / binWidth(b, bins, I, endS) + chip.idleW();
+      for (std::size_t b = 0; b < bins; ++b) {
+        const double w = binWidth(b, bins, I, endS);
+        watts[b] = (chip.timeline().at(b) - (b < gated.size() ? gated[b] : 0.0)) / w + chip.idleW();
+      }
       it = series.emplace(src, seriesOf(std::move(watts), m_config, endS, chip.ratedW())).first;
       chipTimelines[chip.name()] = timelineOf(it->second.watts, stride);
-      entries.emplace(src, chipEntry(chip, it->second, bins, I, endS, dvfsJson(chip, it->second.watts, endS)));
+      entries.emplace(src, chipEntry(chip, it->second, gated, bins, I, endS, dvfsJson(chip, it->second.watts, endS)));
     }
     const Series& s = it->second;
     for (std::size_t b = 0; b < bins; ++b) platformW[b] += s.watts[b];
     ratedW += chip.ratedW();
-    const double chipStaticJ = chip.idleW() * endS;
+    const double chipStaticJ = chip.staticJ(endS);
     for (std::size_t k = 0; k < kComponents; ++k) componentJ[k] += chip.componentJ()[k];
     staticJ += chipStaticJ;
     Json entry = entries.at(src);
@@ -238,7 +245,8 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     std::array<double, kPhases> phase{};
     for (std::size_t c = 0; c < m_chips.size(); ++c) {
       const ChipPower& chip = *m_chips[m_mirrorOf[c] >= 0 ? static_cast<std::size_t>(m_mirrorOf[c]) : c];
-      energy += energyIn(chip.timeline().fine(), I, ws, we) + chip.idleW() * duration;
+      energy += energyIn(chip.timeline().fine(), I, ws, we) + chip.idleW() * duration -
+                energyIn(chip.gatedStaticBins(we), I, ws, we);
       for (std::size_t k = 0; k < kPhases; ++k) phase[k] += chip.timeline().phaseEnergy(k, ws, we);
     }
     if (m_switches) energy += energyIn(m_switches->timeline().fine(), I, ws, we) + m_switches->staticW() * duration;
