@@ -56,6 +56,7 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
     inputs.scenarioFiles.loadTrace = resolve(inputs.scenario.load.file);
     inputs.scenarioFiles.routingTrace = resolve(inputs.scenario.routing.file);
     inputs.scenarioFiles.platform = platformFile;
+    inputs.scenarioFiles.scenario = scenarioFile;
   }
   return inputs;
 }

@@ -476,6 +476,8 @@ int runCommand(const Args& args, std::ostream& out) {
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
     report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
+    report["results"]["serving_policy"] = servingPolicyResults(engine, inputs.scenario);
+    report["results"]["phases"] = phaseResults(engine, platform.power(), sc_core::sc_time_stamp().to_seconds());
     requests = requestsCsv(engine.records());
     if (waveforms) records = engine.records();
     if (trace) {

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
 #include "tlm/config/Units.h"
 #include "workloads/ServingMetrics.h"
 
@@ -153,6 +156,137 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
            {{"violations", violations}, {"tightest_step_time_over_bound", engine.tightestRooflineRatio()}}},
           {"replicas", replicas},
           {"chips", memory}};
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json policyJson(const workload::PhasePolicyConfig& p) {
+  Json j = {{"impl", workload::phasePolicyName(p.impl)}};
+  if (p.impl != workload::PhasePolicyImpl::kComputeOpt) {
+    j["dvfs_point"] = p.dvfsPoint >= 0 ? Json(p.dvfsPoint) : Json("auto");
+    j["active_arrays"] = p.activeArrays > 0 ? Json(p.activeArrays) : Json("auto");
+    if (p.impl == workload::PhasePolicyImpl::kUniform) {
+      j["dvfs_point"] = std::max(0, p.dvfsPoint);
+      if (p.activeArrays == 0) j["active_arrays"] = "all";
+    }
+  }
+  if (p.impl == workload::PhasePolicyImpl::kBandwidthOpt) j["compute_headroom"] = p.computeHeadroom;
+  return j;
+}
+
+Json settingJson(const workload::PhaseSetting& s) {
+  return {{"dvfs_point", s.point}, {"active_arrays", s.arrays}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json servingPolicyResults(const workload::ServingEngine& engine,
+                                            const workload::ScenarioConfig& scenario) {
+  const workload::ServingPolicyConfig& s = scenario.serving;
+  using Role = workload::ServingEngine::Role;
+  return {{"kv_cache_placement", engine.kvPlacement()},
+          {"prefill_policy", policyJson(s.prefill)},
+          {"decode_policy", policyJson(s.decode)},
+          {"max_concurrent_users", s.maxConcurrentUsers},
+          {"max_resident_per_replica", s.maxConcurrentUsers > 0 ? Json(std::max({engine.maxResident(Role::kBoth),
+                                                                                 engine.maxResident(Role::kPrefill),
+                                                                                 engine.maxResident(Role::kDecode)}))
+                                                                : Json(nullptr)}};
+}
+
+nlohmann::ordered_json phaseResults(const workload::ServingEngine& engine, const power::PowerMonitor& power,
+                                    double endS) {
+  const std::vector<int> mirrorOf = engine.mirrorOfChips();
+  // Power per serving state, summed over every serving chip (a mirror as its leader).
+  std::array<double, power::kServingStates> energy{}, time{};
+  const bool modelled = power.modelled();
+  for (const auto& m : engine.chipMemory()) {
+    if (!modelled) continue;
+    const auto c = static_cast<std::size_t>(m.chip);
+    const auto src = c < mirrorOf.size() && mirrorOf[c] >= 0 ? static_cast<std::size_t>(mirrorOf[c]) : c;
+    const power::ChipPower* p = power.chip(src);
+    if (p == nullptr) continue;
+    const auto e = p->stateEnergyJ(endS);
+    const auto t = p->stateTimeS(endS);
+    for (std::size_t k = 0; k < power::kServingStates; ++k) {
+      energy[k] += e[k];
+      time[k] += t[k];
+    }
+  }
+  const auto stateJson = [&](power::ServingState state) {
+    const auto k = static_cast<std::size_t>(state);
+    if (!modelled) return Json{{"chip_time_s", nullptr}, {"energy_j", nullptr}, {"average_power_per_chip_w", nullptr}};
+    return Json{{"chip_time_s", time[k]},
+                {"energy_j", energy[k]},
+                {"average_power_per_chip_w", time[k] > 0 ? Json(energy[k] / time[k]) : Json(nullptr)}};
+  };
+  Json out;
+  Json transitions = Json::array();
+  for (std::size_t ph = 0; ph < workload::kStepPhases; ++ph) {
+    workload::PhaseTotals sum;
+    for (int d = 0; d < engine.replicas(); ++d) {
+      const workload::PhaseTotals& t = engine.phaseController(d).totals()[ph];
+      sum.steps += t.steps;
+      sum.stepS += t.stepS;
+      sum.transitionS += t.transitionS;
+      sum.transitions += t.transitions;
+      sum.clockSwitches += t.clockSwitches;
+      sum.wakes += t.wakes;
+      sum.fallbacks += t.fallbacks;
+      sum.arrayS += t.arrayS;
+      sum.chipS += t.chipS;
+      sum.frequencyS += t.frequencyS;
+      if (sum.timeAtPoint.size() < t.timeAtPoint.size()) sum.timeAtPoint.resize(t.timeAtPoint.size(), 0.0);
+      for (std::size_t k = 0; k < t.timeAtPoint.size(); ++k) sum.timeAtPoint[k] += t.timeAtPoint[k];
+      sum.flops += t.flops;
+      sum.bytes += t.bytes;
+      sum.tokens += t.tokens;
+      sum.peakFlopS += t.peakFlopS;
+      sum.peakBytesS += t.peakBytesS;
+    }
+    const auto phase = static_cast<workload::StepPhase>(ph);
+    const power::ServingState state =
+        phase == workload::StepPhase::kPrefill ? power::ServingState::kPrefill : power::ServingState::kDecode;
+    Json j = {{"steps", sum.steps},
+              {"step_time_s", sum.stepS},
+              {"transitions", sum.transitions},
+              {"clock_switches", sum.clockSwitches},
+              {"wakes", sum.wakes},
+              {"transition_time_s", sum.transitionS},
+              {"bandwidth_opt_fallbacks", sum.fallbacks},
+              {"mean_active_arrays", ratio(sum.arrayS, sum.stepS)},
+              {"mean_core_clock_hz", ratio(sum.frequencyS, sum.stepS)},
+              {"step_time_at_dvfs_points_s", sum.timeAtPoint.empty() ? Json(nullptr) : Json(sum.timeAtPoint)},
+              {"tokens", sum.tokens},
+              {"flops", sum.flops},
+              {"hbm_bytes", sum.bytes},
+              {"achieved_flops_per_s_per_chip", ratio(sum.flops, sum.chipS)},
+              {"fraction_of_peak_flops", ratio(sum.flops, sum.peakFlopS)},
+              {"achieved_hbm_bytes_per_s_per_chip", ratio(sum.bytes, sum.chipS)},
+              {"fraction_of_peak_hbm_bandwidth", ratio(sum.bytes, sum.peakBytesS)}};
+    Json p = stateJson(state);
+    for (auto it = p.begin(); it != p.end(); ++it) j[it.key()] = it.value();
+    j["energy_per_token_j"] =
+        modelled && sum.tokens > 0 ? Json(energy[static_cast<std::size_t>(state)] / sum.tokens) : Json(nullptr);
+    out[workload::stepPhaseName(phase)] = std::move(j);
+  }
+  out["transition"] = stateJson(power::ServingState::kTransition);
+  out["idle"] = stateJson(power::ServingState::kIdle);
+  for (int d = 0; d < engine.replicas(); ++d) {
+    for (const workload::PhaseTransition& t : engine.phaseController(d).transitions()) {
+      if (transitions.size() >= workload::PhaseController::kListedTransitions) break;
+      transitions.push_back({{"start_s", t.startS},
+                             {"stall_s", t.stallS},
+                             {"replica", t.replica},
+                             {"into", workload::stepPhaseName(t.phase)},
+                             {"from", settingJson(t.from)},
+                             {"to", settingJson(t.to)}});
+    }
+  }
+  out["first_transitions"] = std::move(transitions);
+  return out;
 }
 
 void printServingSummary(std::ostream& out, const std::string& model, const platform::PlatformConfig& platform,

@@ -17,6 +17,14 @@ namespace scoville::cli {
 nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, const platform::PlatformConfig& platform,
                                       const workload::ScenarioConfig& scenario);
 
+/// The serving block as run (`serving_policy`) and what each phase did under it (`phases`): steps,
+/// transitions, active arrays, clocks, achieved FLOP/s and HBM bandwidth against peak, and, with
+/// a power model, energy, power per chip and energy per token (docs/report.md "Phases").
+nlohmann::ordered_json servingPolicyResults(const workload::ServingEngine& engine,
+                                            const workload::ScenarioConfig& scenario);
+nlohmann::ordered_json phaseResults(const workload::ServingEngine& engine, const power::PowerMonitor& power,
+                                    double endS);
+
 void printServingSummary(std::ostream& out, const std::string& model, const platform::PlatformConfig& platform,
                          const workload::ScenarioConfig& scenario, const nlohmann::ordered_json& results,
                          const std::string& reportPath);

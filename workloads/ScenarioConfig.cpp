@@ -21,6 +21,15 @@ void requireIf(const Node& node, bool needed, bool present, const char* key, con
 
 }  // namespace
 
+const char* phasePolicyName(PhasePolicyImpl impl) {
+  switch (impl) {
+    case PhasePolicyImpl::kUniform: return "uniform";
+    case PhasePolicyImpl::kComputeOpt: return "compute_opt";
+    case PhasePolicyImpl::kBandwidthOpt: return "bandwidth_opt";
+  }
+  return "?";
+}
+
 const Schema<LoadConfig>& LoadConfig::schema() {
   static const Schema<LoadConfig> s =
       Schema<LoadConfig>("load", "How requests arrive.")
@@ -78,6 +87,91 @@ const Schema<MultiTurnConfig>& MultiTurnConfig::schema() {
   return s;
 }
 
+bool PhasePolicyConfig::mayLowerClock() const {
+  switch (impl) {
+    case PhasePolicyImpl::kUniform: return dvfsPoint > 0;
+    case PhasePolicyImpl::kComputeOpt: return false;
+    case PhasePolicyImpl::kBandwidthOpt: return dvfsPoint != 0;
+  }
+  return false;
+}
+
+bool PhasePolicyConfig::mayGate() const {
+  switch (impl) {
+    case PhasePolicyImpl::kUniform: return activeArrays > 0;
+    case PhasePolicyImpl::kComputeOpt: return false;
+    case PhasePolicyImpl::kBandwidthOpt: return true;
+  }
+  return false;
+}
+
+const Schema<PhasePolicyConfig>& PhasePolicyConfig::schema() {
+  static const Schema<PhasePolicyConfig> s =
+      Schema<PhasePolicyConfig>("phase_policy",
+                                "Core operating state of the steps of one phase: DVFS point and powered tensor "
+                                "arrays (workloads/PhasePolicy.h).")
+          .choice("impl", &PhasePolicyConfig::impl,
+                  {{"uniform", PhasePolicyImpl::kUniform},
+                   {"compute_opt", PhasePolicyImpl::kComputeOpt},
+                   {"bandwidth_opt", PhasePolicyImpl::kBandwidthOpt}},
+                  required(),
+                  "uniform: one fixed setting; compute_opt: nominal clock, every array; bandwidth_opt: per step, "
+                  "of the DVFS points and powered array counts (the rest power-gated) whose predicted core time "
+                  "stays within compute_headroom of the step's HBM time bound, the one of least predicted core "
+                  "energy (the nominal setting when none fits)")
+          .integer("dvfs_point", &PhasePolicyConfig::dvfsPoint, optional("-1"), between(-1, 64),
+                   "uniform and bandwidth_opt: index into the chip type's power.dvfs (0: nominal); -1: uniform "
+                   "runs at 0, bandwidth_opt chooses per step")
+          .integer("active_arrays", &PhasePolicyConfig::activeArrays, optional("0"), between(0, 1 << 20),
+                   "uniform and bandwidth_opt: tensor arrays powered on (the rest gated); 0: uniform keeps all, "
+                   "bandwidth_opt chooses per step")
+          .number("compute_headroom", &PhasePolicyConfig::computeHeadroom, optional("0.8"), between(0.05, 1.0),
+                  "bandwidth_opt: largest predicted core time of a step as a fraction of its HBM time bound")
+          .check("dvfs_point, active_arrays and compute_headroom belong to their impls", [](const PhasePolicyConfig& p,
+                                                                                            const Node& n) {
+            rejectUnless(n, p.impl != PhasePolicyImpl::kComputeOpt, "dvfs_point",
+                         "is not a compute_opt key (it always runs at the nominal point)");
+            rejectUnless(n, p.impl != PhasePolicyImpl::kComputeOpt, "active_arrays",
+                         "is not a compute_opt key (it always powers every array)");
+            rejectUnless(n, p.impl == PhasePolicyImpl::kBandwidthOpt, "compute_headroom", "is a bandwidth_opt key");
+          });
+  return s;
+}
+
+std::string ServingPolicyConfig::kvPlacementPolicy(const std::string& platformPolicy) const {
+  switch (kvCachePlacement) {
+    case KvPlacement::kPlatform: return platformPolicy;
+    case KvPlacement::kLocal: return "local_first";
+    case KvPlacement::kSpillToRemote: return "spill_to_remote";
+    case KvPlacement::kOffloadToHost: return "offload_to_host";
+  }
+  return platformPolicy;
+}
+
+const Schema<ServingPolicyConfig>& ServingPolicyConfig::schema() {
+  static const Schema<ServingPolicyConfig> s =
+      Schema<ServingPolicyConfig>("serving",
+                                  "How the deployment runs each phase: KV-cache placement, the core operating "
+                                  "state of prefill and of decode steps, and how many users it serves at once.")
+          .choice("kv_cache_placement", &ServingPolicyConfig::kvCachePlacement,
+                  {{"platform", ServingPolicyConfig::KvPlacement::kPlatform},
+                   {"local", ServingPolicyConfig::KvPlacement::kLocal},
+                   {"spill_to_remote", ServingPolicyConfig::KvPlacement::kSpillToRemote},
+                   {"offload_to_host", ServingPolicyConfig::KvPlacement::kOffloadToHost}},
+                  optional("platform"),
+                  "local (the replica's own chips: SRAM then HBM; preempt when full), spill_to_remote (then "
+                  "another chip's HBM over the fabric) or offload_to_host (then host memory); platform: the "
+                  "platform's placement.kv_cache.placement. Serving runs model local only")
+          .child("prefill_policy", &ServingPolicyConfig::prefill, PhasePolicyConfig::schema(),
+                 optional("{impl: uniform}"), "steps that feed prompt tokens (alone or with decodes)")
+          .child("decode_policy", &ServingPolicyConfig::decode, PhasePolicyConfig::schema(),
+                 optional("{impl: uniform}"), "steps of decodes only")
+          .integer("max_concurrent_users", &ServingPolicyConfig::maxConcurrentUsers, optional("0"), between(0, 1 << 24),
+                   "requests admitted at once over all replicas (each replica takes its share, rounded up); "
+                   "the rest wait; 0: only scheduler.max_batch limits");
+  return s;
+}
+
 const Schema<ScenarioConfig>& ScenarioConfig::schema() {
   static const Schema<ScenarioConfig> s =
       Schema<ScenarioConfig>("scenario", "Root of a scenario file (workloads/scenarios/*.yaml).")
@@ -110,13 +204,15 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                  "mixture-of-experts routing model")
           .child("multi_turn", &ScenarioConfig::multiTurn, MultiTurnConfig::schema(), optional("{}"),
                  "serving: conversations of several turns (closed_loop only)")
+          .child("serving", &ScenarioConfig::serving, ServingPolicyConfig::schema(), optional("{}"),
+                 "serving: per-phase policies, KV-cache placement and the users served at once")
           .check(
               "decode_step needs batch and context_length and no serving keys; serving needs input_tokens, "
               "output_tokens and requests and no decode_step keys",
               [](const ScenarioConfig& c, const Node& n) {
                 const bool step = c.kind == ScenarioKind::kDecodeStep;
                 for (const char* key : {"load", "input_tokens", "output_tokens", "random_range_ratio",
-                                        "warmup_requests", "requests", "scheduler", "multi_turn"}) {
+                                        "warmup_requests", "requests", "scheduler", "multi_turn", "serving"}) {
                   rejectUnless(n, !step, key, "is a serving key (kind is decode_step)");
                 }
                 for (const char* key : {"batch", "context_length"}) {

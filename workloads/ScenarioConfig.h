@@ -50,6 +50,38 @@ struct MultiTurnConfig {
   static const config::Schema<MultiTurnConfig>& schema();
 };
 
+enum class PhasePolicyImpl { kUniform, kComputeOpt, kBandwidthOpt };
+const char* phasePolicyName(PhasePolicyImpl impl);
+
+/// `serving.prefill_policy` and `serving.decode_policy` (the policies: workloads/PhasePolicy.h).
+struct PhasePolicyConfig {
+  PhasePolicyImpl impl = PhasePolicyImpl::kUniform;
+  int dvfsPoint = -1;            ///< uniform: the point (-1: 0); bandwidth_opt: fixed point (-1: chosen per step)
+  int activeArrays = 0;          ///< uniform: arrays on (0: all); bandwidth_opt: fixed count (0: chosen per step)
+  double computeHeadroom = 0.8;  ///< bandwidth_opt: predicted core time <= this x the step's HBM time bound
+
+  /// Whether the policy may run a step below the nominal clock.
+  bool mayLowerClock() const;
+  /// Whether the policy may power arrays off.
+  bool mayGate() const;
+  static const config::Schema<PhasePolicyConfig>& schema();
+};
+
+/// The scenario's `serving` block: how the deployment is configured per phase.
+struct ServingPolicyConfig {
+  enum class KvPlacement { kPlatform, kLocal, kSpillToRemote, kOffloadToHost };
+  /// kPlatform: the platform's placement.kv_cache.placement.
+  KvPlacement kvCachePlacement = KvPlacement::kPlatform;
+  PhasePolicyConfig prefill;
+  PhasePolicyConfig decode;
+  int maxConcurrentUsers = 0;  ///< requests resident (admitted, holding KV) at once, all replicas; 0: no cap
+
+  /// The KV placement policy (hw::makeKvPlacementPolicy name) `kv_cache_placement` stands for,
+  /// or `platformPolicy` when it is not given.
+  std::string kvPlacementPolicy(const std::string& platformPolicy) const;
+  static const config::Schema<ServingPolicyConfig>& schema();
+};
+
 struct ScenarioConfig {
   std::string name;
   std::string description;
@@ -67,6 +99,7 @@ struct ScenarioConfig {
   SchedulerConfig scheduler;
   RoutingConfig routing;
   MultiTurnConfig multiTurn;
+  ServingPolicyConfig serving;
 
   /// Warm-up requests after defaults.
   int warmup() const {

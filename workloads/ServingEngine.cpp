@@ -66,6 +66,8 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
                                   m_load.traceRequests(), scenario.name, scenario.warmup(), scenario.requests));
   }
   m_tp = placement.tp;
+  checkServingPolicy(config, files);
+  m_kvPlacement = scenario.serving.kvPlacementPolicy(placement.kvCache.placement);
   // Attention data parallelism with the experts spread over the replicas (tp 1, ep = dp): every
   // replica steps in lockstep, its tokens reaching the experts' chips by all-to-all.
   m_expertsAcross = model.family == ModelFamily::kMoe && placement.ep > 1 && placement.ep != placement.tp;
@@ -99,6 +101,12 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
                       fmt::format("platform '{}': experts across replicas with prefill/decode disaggregation is not "
                                   "modelled",
                                   config.name));
+  }
+  // serving.max_concurrent_users: each replica of a pool admits its share, rounded up.
+  for (const auto& [role, chips] : replicaChips) m_maxResident[role] += 1;
+  for (auto& [role, cap] : m_maxResident) {
+    const auto users = static_cast<std::size_t>(scenario.serving.maxConcurrentUsers);
+    cap = users == 0 ? 0 : (users + cap - 1) / cap;
   }
   for (int d = 0; d < static_cast<int>(replicaChips.size()); ++d) {
     auto r = std::make_unique<Replica>();
@@ -143,7 +151,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     if (swaps) capacities.hostBytes = swapSpace(config, *r, placement.kvCache.blockTokens, files.platform);
     auto kv = std::make_unique<hw::KvBlockAllocator>(
         placement.kvCache, hw::KvModelShape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()}, capacities,
-        hw::makeKvPlacementPolicy(placement.kvCache.placement));
+        hw::makeKvPlacementPolicy(m_kvPlacement));
     const uint64_t capacityTokens = kv->capacityBlocks(hw::KvTier::kLocalHbm) * kv->blockTokens();
     m_kvCapacityTokens = capacityTokens;
     if (capacityTokens < longest) {
@@ -154,7 +162,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       continue;
     }
     r->stats.hostKvBlocks = kv->capacityBlocks(hw::KvTier::kHost);
-    r->scheduler = std::make_unique<ServingScheduler>(scenario.scheduler, std::move(kv));
+    r->scheduler = std::make_unique<ServingScheduler>(scenario.scheduler, std::move(kv), maxResident(r->role));
     if (model.family == ModelFamily::kMoe) {
       r->routing = makeRoutingModel(scenario.routing.impl == RoutingImpl::kTrace
                                         ? [&] {
@@ -199,6 +207,17 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       if (!r->groups.empty()) r->drivers.back()->joinGroup(*r->groups[static_cast<std::size_t>(c / m_tp)], c % m_tp);
     }
     if (swaps) attachSwappers(*r, platform, mode);
+    checkReplicaPolicy(*r, config, files);
+    {
+      std::vector<hw::Chip*> chips;
+      std::vector<power::ChipPower*> powers;
+      for (int chip : r->chips) {
+        chips.push_back(&platform.chip(chip));
+        powers.push_back(platform.power().chip(static_cast<std::size_t>(chip)));
+      }
+      r->phase = std::make_unique<PhaseController>(d, m_scenario.serving, std::move(chips), std::move(powers),
+                                                   config.power.governor.kind != power::GovernorKind::kNone);
+    }
     for (int stage = 0; stage + 1 < m_pp; ++stage) {
       for (int rank = 0; rank < m_tp; ++rank) {
         const int src = r->chips[at(stage, rank)];
@@ -434,23 +453,126 @@ void ServingEngine::replicaLoop(int index) {
       route(r, tokens);
       batch.expertTokens = &r.expertTokens;
     }
+    std::vector<std::shared_ptr<const StepPlan>> plans = planStep(r, batch);
+    const double stall = preparePhase(r, batch, plans);
+    if (stall > 0.0) sc_core::wait(sc_core::sc_time(stall, sc_core::SC_SEC));
+    r.phase->started();
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    postStep(r, batch);
+    postStep(r, std::move(plans));
     if (!awaitStep({&r})) return;
     finishStep(r, batch, start);
   }
 }
 
-void ServingEngine::postStep(Replica& r, const StepBatch& batch) {
+std::vector<std::shared_ptr<const StepPlan>> ServingEngine::planStep(Replica& r, const StepBatch& batch) {
+  std::vector<std::shared_ptr<const StepPlan>> plans(r.drivers.size());
   for (std::size_t c = 0; c < r.drivers.size(); ++c) {
     // Mirrors share their leader's plan (plansLike: their own would be equal).
+    plans[c] = r.mirrors[c] ? plans[r.leaderOf[c]] : std::make_shared<const StepPlan>(r.planners[c]->plan(batch));
+  }
+  return plans;
+}
+
+double ServingEngine::preparePhase(Replica& r, const StepBatch& batch,
+                                   const std::vector<std::shared_ptr<const StepPlan>>& plans) {
+  // Decodes only (one token each on a cached context) or not: the same split as the step statistics.
+  const bool prefill = std::any_of(batch.sequences.begin(), batch.sequences.end(),
+                                   [](const StepSequence& q) { return !(q.tokens == 1 && q.context > 0); });
+  std::vector<const StepPlan*> simulated;
+  for (std::size_t c = 0; c < plans.size(); ++c) {
+    if (!r.mirrors[c]) simulated.push_back(plans[c].get());
+  }
+  return r.phase->prepare(prefill ? StepPhase::kPrefill : StepPhase::kDecode, simulated);
+}
+
+void ServingEngine::postStep(Replica& r, std::vector<std::shared_ptr<const StepPlan>> plans) {
+  for (std::size_t c = 0; c < r.drivers.size(); ++c) {
     const StepDriver* leader = r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr;
-    std::shared_ptr<const StepPlan> plan =
-        leader != nullptr ? leader->sharedPlan() : std::make_shared<const StepPlan>(r.planners[c]->plan(batch));
-    r.stats.bytes += plan->bytesMoved;
-    r.stats.flops += plan->flops;
-    r.stats.collectiveBytes += plan->collectiveBytes;
-    r.drivers[c]->post(std::move(plan), leader);
+    r.stats.bytes += plans[c]->bytesMoved;
+    r.stats.flops += plans[c]->flops;
+    r.stats.collectiveBytes += plans[c]->collectiveBytes;
+    r.drivers[c]->post(std::move(plans[c]), leader);
+  }
+}
+
+std::size_t ServingEngine::maxResident(Role role) const {
+  const auto it = m_maxResident.find(role);
+  return it == m_maxResident.end() ? 0 : it->second;
+}
+
+void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, const ScenarioFiles& files) const {
+  const ServingPolicyConfig& serving = m_scenario.serving;
+  const auto fail = [&](const std::string& message) {
+    throw ConfigError(ErrorKind::kInvalidConfig, files.scenario,
+                      fmt::format("scenario '{}' on platform '{}': {}", m_scenario.name, config.name, message));
+  };
+  const std::string placement = serving.kvPlacementPolicy(config.placement.kvCache.placement);
+  if (placement != "local_first") {
+    fail(
+        fmt::format("KV-cache placement '{}' ({}) is not modelled in serving runs: a replica's cache holds "
+                    "its chips' SRAM and HBM only (use kv_cache_placement: local, or preemption: swap to move "
+                    "KV to the host)",
+                    placement,
+                    serving.kvCachePlacement == ServingPolicyConfig::KvPlacement::kPlatform
+                        ? "the platform's placement.kv_cache.placement"
+                        : "serving.kv_cache_placement"));
+  }
+  const bool governed = config.power.governor.kind != power::GovernorKind::kNone;
+  for (const auto& [key, policy] :
+       {std::pair<const char*, const PhasePolicyConfig&>{"prefill_policy", serving.prefill},
+        std::pair<const char*, const PhasePolicyConfig&>{"decode_policy", serving.decode}}) {
+    if (governed && (policy.mayLowerClock() || policy.mayGate())) {
+      fail(
+          fmt::format("'serving.{}' ({}) sets the core clock or powers tensor arrays off, but the platform's "
+                      "power.governor ({}) owns the core's operating point; use compute_opt or uniform at its "
+                      "defaults, or set power.governor.impl: none",
+                      key, phasePolicyName(policy.impl), files.platform.empty() ? config.name : files.platform));
+    }
+  }
+}
+
+void ServingEngine::checkReplicaPolicy(const Replica& r, const platform::PlatformConfig& config,
+                                       const ScenarioFiles& files) const {
+  const ServingPolicyConfig& serving = m_scenario.serving;
+  const auto fail = [&](const std::string& message) {
+    throw ConfigError(ErrorKind::kInvalidConfig, files.scenario,
+                      fmt::format("scenario '{}' on platform '{}': {}", m_scenario.name, config.name, message));
+  };
+  // Policies that never leave the nominal setting may run on any mix of chips.
+  const bool trivial = !serving.prefill.mayLowerClock() && !serving.decode.mayLowerClock() &&
+                       !serving.prefill.mayGate() && !serving.decode.mayGate();
+  const std::string& type = config.chipConfig(r.chips.front()).name;
+  for (int chip : r.chips) {
+    if (!trivial && config.chipConfig(chip).name != type) {
+      fail(
+          fmt::format("replica {} mixes chip types '{}' and '{}'; phase policies set one operating point per "
+                      "replica and need one chip type (use uniform policies at their defaults)",
+                      r.index, type, config.chipConfig(chip).name));
+    }
+  }
+  const hw::ChipConfig& chip = config.chipConfig(r.chips.front());
+  for (const auto& [key, policy] :
+       {std::pair<const char*, const PhasePolicyConfig&>{"prefill_policy", serving.prefill},
+        std::pair<const char*, const PhasePolicyConfig&>{"decode_policy", serving.decode}}) {
+    const std::size_t points = chip.power ? std::max<std::size_t>(1, chip.power->dvfs.size()) : 1;
+    if (policy.dvfsPoint >= 0 && static_cast<std::size_t>(policy.dvfsPoint) >= points) {
+      fail(
+          fmt::format("'serving.{}.dvfs_point' is {}, but chip type '{}' has {} DVFS point(s) (power.dvfs; "
+                      "0 is the nominal clock)",
+                      key, policy.dvfsPoint, chip.name, points));
+    }
+    if (policy.activeArrays > chip.tensorCore.count) {
+      fail(fmt::format("'serving.{}.active_arrays' is {}, but chip type '{}' has {} tensor arrays", key,
+                       policy.activeArrays, chip.name, chip.tensorCore.count));
+    }
+    const bool gates = policy.impl == PhasePolicyImpl::kBandwidthOpt ||
+                       (policy.activeArrays > 0 && policy.activeArrays < chip.tensorCore.count);
+    if (gates && chip.tensorCore.impl != hw::TensorCoreImpl::kTlm) {
+      fail(
+          fmt::format("'serving.{}' ({}) powers tensor arrays off, which the RTL tensor core of chip type "
+                      "'{}' (tensor_core.impl) cannot do",
+                      key, phasePolicyName(policy.impl), chip.name));
+    }
   }
 }
 
@@ -495,6 +617,12 @@ void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core
     }
     s.peakKvBlocks = r.scheduler->kv().peakBlocks(hw::KvTier::kLocalHbm);
     s.kvBlocks = r.scheduler->kv().capacityBlocks(hw::KvTier::kLocalHbm);
+    double stepFlops = 0.0, stepBytes = 0.0;
+    for (const auto& driver : r.drivers) {
+      stepFlops += driver->plan().flops;
+      stepBytes += driver->plan().bytesMoved;
+    }
+    r.phase->finished(stepFlops, stepBytes, batch.tokens(), lead.plan().computePrecision);
     if (batch.sequences.empty()) {
       // Experts across replicas: no request of its own, its chip served the others' tokens.
       ++s.idleSteps;

@@ -54,6 +54,7 @@
 #include "workloads/KvSwapper.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/PhasePolicy.h"
 #include "workloads/PipelineLink.h"
 #include "workloads/Routing.h"
 #include "workloads/ScenarioConfig.h"
@@ -69,6 +70,7 @@ struct ScenarioFiles {
   std::string loadTrace;
   std::string routingTrace;
   std::string platform;  ///< the platform file (for messages about its keys); may be empty
+  std::string scenario;  ///< the scenario file (for messages about its keys); may be empty
 };
 
 /// Where one op class's time went on a replica's first chip, summed over steps.
@@ -189,6 +191,14 @@ class ServingEngine : public sc_core::sc_module {
   double kvTransferTimeS() const { return m_kvTransferTimeS; }
   /// Tokens of KV one replica's cache holds.
   uint64_t kvCapacityTokens() const { return m_kvCapacityTokens; }
+  /// The phase policies' work on `replica` (every replica has a controller).
+  const PhaseController& phaseController(int replica) const {
+    return *m_replicas.at(static_cast<std::size_t>(replica))->phase;
+  }
+  /// The KV placement policy the replicas' caches use (the serving block's or the platform's).
+  const std::string& kvPlacement() const { return m_kvPlacement; }
+  /// Requests one replica admits at once (serving.max_concurrent_users; 0: no cap), by role.
+  std::size_t maxResident(Role role) const;
 
  private:
   /// One data-parallel replica (or, with disaggregation, one pool's replica): its chips in
@@ -208,6 +218,7 @@ class ServingEngine : public sc_core::sc_module {
     std::vector<int> expertOwner;                      // ep > 1: rank of each expert
     std::vector<bool> mirrors;                         // per rank: mirrors rank 0
     std::vector<std::unique_ptr<KvSwapper>> swappers;  // swap preemption: per chip
+    std::unique_ptr<PhaseController> phase;            // the serving block's phase policies
     ReplicaStats stats;
     sc_core::sc_event work;
   };
@@ -216,8 +227,17 @@ class ServingEngine : public sc_core::sc_module {
   /// Experts across replicas: every replica steps together (each MoE layer's all-to-all spans
   /// them all; a replica without requests still serves its experts).
   void lockstepLoop();
-  /// Plans `batch` on every chip of `r` (mirrors copy their leader's plan) and posts it.
-  void postStep(Replica& r, const StepBatch& batch);
+  /// Plans `batch` on every chip of `r` (mirrors share their leader's plan).
+  std::vector<std::shared_ptr<const StepPlan>> planStep(Replica& r, const StepBatch& batch);
+  /// Applies the phase policy's setting for the step (`plans` from planStep); returns the stall
+  /// its change costs, which the caller waits before posting.
+  double preparePhase(Replica& r, const StepBatch& batch, const std::vector<std::shared_ptr<const StepPlan>>& plans);
+  /// Posts `plans` (from planStep) to the drivers of `r`.
+  void postStep(Replica& r, std::vector<std::shared_ptr<const StepPlan>> plans);
+  /// Checks the scenario's serving block against the platform (ConfigError naming the keys), and
+  /// against the chips of replica `r`.
+  void checkServingPolicy(const platform::PlatformConfig& config, const ScenarioFiles& files) const;
+  void checkReplicaPolicy(const Replica& r, const platform::PlatformConfig& config, const ScenarioFiles& files) const;
   /// Waits until every driver of `replicas` finished its step; false (run stopped, error set)
   /// when one failed.
   bool awaitStep(const std::vector<Replica*>& replicas);
@@ -258,6 +278,8 @@ class ServingEngine : public sc_core::sc_module {
   uint64_t m_rooflineViolations = 0;
   double m_tightestRatio = 0.0;
   uint64_t m_kvCapacityTokens = 0;
+  std::string m_kvPlacement;
+  std::map<Role, std::size_t> m_maxResident;
   int m_nextReplica = 0;
   std::vector<int> m_entry;     // replicas requests enter at (all, or the prefill pool)
   std::vector<int> m_decoders;  // disaggregation: the decode pool

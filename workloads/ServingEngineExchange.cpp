@@ -77,12 +77,21 @@ void ServingEngine::lockstepLoop() {
         ++m_chipImbalanceLayers;
       }
     }
-    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    // Every replica's plan and phase setting first; the step starts when the slowest change is done.
+    std::vector<std::vector<std::shared_ptr<const StepPlan>>> plans(members);
+    double stall = 0.0;
     for (std::size_t d = 0; d < members; ++d) {
       batches[d].expertTokens = &received[d];
       batches[d].dispatchBytes = &dispatch[d];
       batches[d].combineBytes = &combine[d];
-      postStep(*m_replicas[d], batches[d]);
+      plans[d] = planStep(*m_replicas[d], batches[d]);
+      stall = std::max(stall, preparePhase(*m_replicas[d], batches[d], plans[d]));
+    }
+    if (stall > 0.0) sc_core::wait(sc_core::sc_time(stall, sc_core::SC_SEC));
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    for (std::size_t d = 0; d < members; ++d) {
+      m_replicas[d]->phase->started();
+      postStep(*m_replicas[d], std::move(plans[d]));
     }
     if (!awaitStep(all)) return;
     for (std::size_t d = 0; d < members; ++d) finishStep(*m_replicas[d], batches[d], start);

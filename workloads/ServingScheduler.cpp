@@ -7,8 +7,9 @@
 
 namespace scoville::workload {
 
-ServingScheduler::ServingScheduler(const SchedulerConfig& config, std::unique_ptr<hw::KvBlockAllocator> kv)
-    : m_config(config), m_kv(std::move(kv)) {}
+ServingScheduler::ServingScheduler(const SchedulerConfig& config, std::unique_ptr<hw::KvBlockAllocator> kv,
+                                   std::size_t maxResident)
+    : m_config(config), m_maxResident(maxResident), m_kv(std::move(kv)) {}
 
 void ServingScheduler::submit(const ServingRequest& request) {
   if (request.id == 0 || m_sequences.count(request.id) != 0) {
@@ -184,7 +185,8 @@ StepBatch ServingScheduler::next() {
     if (!m_sequences.at(id).decoding()) planChunk(id, budget);
   }
   resumeSwapped(maxBatch, budget);
-  while (m_swapped.empty() && !m_waiting.empty() && m_step.size() < maxBatch && budget > 0) {
+  while (m_swapped.empty() && !m_waiting.empty() && m_step.size() < maxBatch && budget > 0 &&
+         (m_maxResident == 0 || m_running.size() + m_swapped.size() < m_maxResident)) {
     const uint64_t id = m_waiting.front();
     Sequence& s = m_sequences.at(id);
     // Admission keeps a watermark of free blocks (kv_watermark) so that running requests can grow:

@@ -65,7 +65,9 @@ struct StepOutcome {
 class ServingScheduler {
  public:
   /// `kv` holds the replica's cache (its capacity is the smallest of the replica's chips).
-  ServingScheduler(const SchedulerConfig& config, std::unique_ptr<hw::KvBlockAllocator> kv);
+  /// `maxResident`: requests admitted at once (running or swapped out); 0: no limit but the cache.
+  ServingScheduler(const SchedulerConfig& config, std::unique_ptr<hw::KvBlockAllocator> kv,
+                   std::size_t maxResident = 0);
 
   /// Queues a request. Throws std::invalid_argument when it could never fit the KV cache alone.
   void submit(const ServingRequest& request);
@@ -137,6 +139,7 @@ class ServingScheduler {
   uint64_t watermark() const;
 
   SchedulerConfig m_config;
+  std::size_t m_maxResident = 0;
   std::unique_ptr<hw::KvBlockAllocator> m_kv;
   std::deque<uint64_t> m_waiting;            // not admitted, oldest first
   std::map<uint64_t, Sequence> m_sequences;  // waiting and running, by id
