@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "hw/kv/KvPlacementPolicy.h"
@@ -500,12 +501,24 @@ std::size_t ServingEngine::maxResident(Role role) const {
   return it == m_maxResident.end() ? 0 : it->second;
 }
 
+namespace {
+
+/// The serving block's two policies with their keys.
+std::array<std::pair<const char*, const PhasePolicyConfig*>, 2> phasePolicies(const ServingPolicyConfig& serving) {
+  return {{{"prefill_policy", &serving.prefill}, {"decode_policy", &serving.decode}}};
+}
+
+}  // namespace
+
+void ServingEngine::servingPolicyError(const platform::PlatformConfig& config, const ScenarioFiles& files,
+                                       const std::string& message) const {
+  throw ConfigError(ErrorKind::kInvalidConfig, files.scenario,
+                    fmt::format("scenario '{}' on platform '{}': {}", m_scenario.name, config.name, message));
+}
+
 void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, const ScenarioFiles& files) const {
   const ServingPolicyConfig& serving = m_scenario.serving;
-  const auto fail = [&](const std::string& message) {
-    throw ConfigError(ErrorKind::kInvalidConfig, files.scenario,
-                      fmt::format("scenario '{}' on platform '{}': {}", m_scenario.name, config.name, message));
-  };
+  const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
   const std::string placement = serving.kvPlacementPolicy(config.placement.kvCache.placement);
   if (placement != "local_first") {
     fail(
@@ -518,15 +531,13 @@ void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, c
                         : "serving.kv_cache_placement"));
   }
   const bool governed = config.power.governor.kind != power::GovernorKind::kNone;
-  for (const auto& [key, policy] :
-       {std::pair<const char*, const PhasePolicyConfig&>{"prefill_policy", serving.prefill},
-        std::pair<const char*, const PhasePolicyConfig&>{"decode_policy", serving.decode}}) {
-    if (governed && (policy.mayLowerClock() || policy.mayGate())) {
+  for (const auto& [key, policy] : phasePolicies(serving)) {
+    if (governed && (policy->mayLowerClock() || policy->mayGate())) {
       fail(
           fmt::format("'serving.{}' ({}) sets the core clock or powers tensor arrays off, but the platform's "
                       "power.governor ({}) owns the core's operating point; use compute_opt or uniform at its "
                       "defaults, or set power.governor.impl: none",
-                      key, phasePolicyName(policy.impl), files.platform.empty() ? config.name : files.platform));
+                      key, phasePolicyName(policy->impl), files.platform.empty() ? config.name : files.platform));
     }
   }
 }
@@ -534,10 +545,7 @@ void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, c
 void ServingEngine::checkReplicaPolicy(const Replica& r, const platform::PlatformConfig& config,
                                        const ScenarioFiles& files) const {
   const ServingPolicyConfig& serving = m_scenario.serving;
-  const auto fail = [&](const std::string& message) {
-    throw ConfigError(ErrorKind::kInvalidConfig, files.scenario,
-                      fmt::format("scenario '{}' on platform '{}': {}", m_scenario.name, config.name, message));
-  };
+  const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
   // Policies that never leave the nominal setting may run on any mix of chips.
   const bool trivial = !serving.prefill.mayLowerClock() && !serving.decode.mayLowerClock() &&
                        !serving.prefill.mayGate() && !serving.decode.mayGate();
@@ -551,27 +559,25 @@ void ServingEngine::checkReplicaPolicy(const Replica& r, const platform::Platfor
     }
   }
   const hw::ChipConfig& chip = config.chipConfig(r.chips.front());
-  for (const auto& [key, policy] :
-       {std::pair<const char*, const PhasePolicyConfig&>{"prefill_policy", serving.prefill},
-        std::pair<const char*, const PhasePolicyConfig&>{"decode_policy", serving.decode}}) {
+  for (const auto& [key, policy] : phasePolicies(serving)) {
     const std::size_t points = chip.power ? std::max<std::size_t>(1, chip.power->dvfs.size()) : 1;
-    if (policy.dvfsPoint >= 0 && static_cast<std::size_t>(policy.dvfsPoint) >= points) {
+    if (policy->dvfsPoint >= 0 && static_cast<std::size_t>(policy->dvfsPoint) >= points) {
       fail(
           fmt::format("'serving.{}.dvfs_point' is {}, but chip type '{}' has {} DVFS point(s) (power.dvfs; "
                       "0 is the nominal clock)",
-                      key, policy.dvfsPoint, chip.name, points));
+                      key, policy->dvfsPoint, chip.name, points));
     }
-    if (policy.activeArrays > chip.tensorCore.count) {
+    if (policy->activeArrays > chip.tensorCore.count) {
       fail(fmt::format("'serving.{}.active_arrays' is {}, but chip type '{}' has {} tensor arrays", key,
-                       policy.activeArrays, chip.name, chip.tensorCore.count));
+                       policy->activeArrays, chip.name, chip.tensorCore.count));
     }
-    const bool gates = policy.impl == PhasePolicyImpl::kBandwidthOpt ||
-                       (policy.activeArrays > 0 && policy.activeArrays < chip.tensorCore.count);
+    const bool gates = policy->impl == PhasePolicyImpl::kBandwidthOpt ||
+                       (policy->activeArrays > 0 && policy->activeArrays < chip.tensorCore.count);
     if (gates && chip.tensorCore.impl != hw::TensorCoreImpl::kTlm) {
       fail(
           fmt::format("'serving.{}' ({}) powers tensor arrays off, which the RTL tensor core of chip type "
                       "'{}' (tensor_core.impl) cannot do",
-                      key, phasePolicyName(policy.impl), chip.name));
+                      key, phasePolicyName(policy->impl), chip.name));
     }
   }
 }

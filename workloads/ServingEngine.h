@@ -238,6 +238,8 @@ class ServingEngine : public sc_core::sc_module {
   /// against the chips of replica `r`.
   void checkServingPolicy(const platform::PlatformConfig& config, const ScenarioFiles& files) const;
   void checkReplicaPolicy(const Replica& r, const platform::PlatformConfig& config, const ScenarioFiles& files) const;
+  [[noreturn]] void servingPolicyError(const platform::PlatformConfig& config, const ScenarioFiles& files,
+                                       const std::string& message) const;
   /// Waits until every driver of `replicas` finished its step; false (run stopped, error set)
   /// when one failed.
   bool awaitStep(const std::vector<Replica*>& replicas);
