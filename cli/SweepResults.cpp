@@ -474,12 +474,58 @@ void deriveCoordinates(std::vector<Row>& rows) {
   }
 }
 
+/// Sweeps merged together may differ in their sweep-wide --set overrides (the same in every point
+/// of a sweep, e.g. a serving policy): each such override whose value differs between the sweeps
+/// becomes a coordinate of their points (`(as in the file)` where a sweep does not set it), so that
+/// the sweeps form separate series instead of one.
+void coordinatesAcrossSweeps(std::vector<Row>& rows, const std::vector<std::size_t>& sweepOf, std::size_t sweeps) {
+  if (sweeps < 2) return;
+  std::vector<std::map<std::string, std::string>> wide(sweeps);
+  std::vector<bool> first(sweeps, true);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::map<std::string, std::string> mine;
+    for (const auto& o : rows[i].summary["overrides"]) {
+      const std::string text = o.get<std::string>();
+      const auto eq = text.find('=');
+      if (eq != std::string::npos) mine[text.substr(0, eq)] = text.substr(eq + 1);
+    }
+    std::map<std::string, std::string>& w = wide[sweepOf[i]];
+    if (first[sweepOf[i]]) {
+      w = mine;
+      first[sweepOf[i]] = false;
+      continue;
+    }
+    for (auto it = w.begin(); it != w.end();) {  // keep what every point of the sweep sets alike
+      const auto m = mine.find(it->first);
+      it = m == mine.end() || m->second != it->second ? w.erase(it) : std::next(it);
+    }
+  }
+  std::set<std::string> keys;
+  for (const auto& w : wide) {
+    for (const auto& [key, value] : w) keys.insert(key);
+  }
+  for (const std::string& key : keys) {
+    if (alongTheCurve(key)) continue;
+    std::set<std::string> values;
+    for (const auto& w : wide) values.insert(w.count(key) ? w.at(key) : std::string("(as in the file)"));
+    if (values.size() < 2) continue;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& w = wide[sweepOf[i]];
+      if (rows[i].coordinates.count(key) == 0) {
+        rows[i].coordinates[key] = w.count(key) ? w.at(key) : std::string("(as in the file)");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Row> loadRows(const std::vector<std::string>& inputs,
                           std::vector<std::pair<std::string, std::string>>& missing) {
   std::vector<Row> rows;
-  std::vector<Row> loose;  // reports that are not points of a sweep
+  std::vector<Row> loose;            // reports that are not points of a sweep
+  std::vector<std::size_t> sweepOf;  // per row: the sweep it came from
+  std::size_t sweeps = 0;
   for (const std::string& input : inputs) {
     const fs::path path(input);
     if (!fs::exists(path)) {
@@ -500,7 +546,9 @@ std::vector<Row> loadRows(const std::vector<std::string>& inputs,
         row.id = id;
         for (const auto& [name, value] : point.at("coordinates").items()) row.coordinates[name] = value;
         rows.push_back(std::move(row));
+        sweepOf.push_back(sweeps);
       }
+      ++sweeps;
     } else if (fs::is_directory(path)) {
       std::vector<fs::path> reports;
       for (const auto& entry : fs::recursive_directory_iterator(path)) {
@@ -518,6 +566,7 @@ std::vector<Row> loadRows(const std::vector<std::string>& inputs,
       loose.push_back(std::move(row));
     }
   }
+  coordinatesAcrossSweeps(rows, sweepOf, sweeps);
   deriveCoordinates(loose);
   for (Row& row : loose) rows.push_back(std::move(row));
   return rows;

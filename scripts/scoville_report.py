@@ -589,6 +589,75 @@ def section_phase_time(doc, ctx):
             [[label, ctx.at(i)] + [fmt(v) for v in row] for (label, i), row in zip(chosen, rows)])
 
 
+PHASES = ("prefill", "decode")
+
+
+def policy_text(report, phase):
+    policy = obj(get(report, "results", "serving_policy", f"{phase}_policy"))
+    if not policy:
+        return MISSING
+    extras = [f"{k} {v}" for k, v in policy.items() if k != "impl"]
+    return str(policy.get("impl", MISSING)) + (f" ({', '.join(extras)})" if extras else "")
+
+
+def section_phases(doc, ctx):
+    """Per phase at each series' chosen point (policy, units, clocks, fraction of peak, power, energy per
+    token, transitions), and each series against the baseline at equal concurrency."""
+    doc.add("h", 2, "Phases and policies")
+    chosen = ctx.chosen_with("results", "phases")
+    if not chosen:
+        doc.add("p", "No series has per-phase results (decode-step runs have none).")
+        return
+    rows = []
+    for label, i in chosen:
+        phases = obj(get(ctx.reports[i], "results", "phases"))
+        for phase in PHASES:
+            q = obj(phases.get(phase))
+            rows.append([label, ctx.at(i), phase, policy_text(ctx.reports[i], phase), str(q.get("steps", MISSING)),
+                         fmt(q.get("mean_active_arrays")), fmt(q.get("mean_core_clock_hz"), 1e-9),
+                         fmt(q.get("fraction_of_peak_flops"), 100.0), fmt(q.get("fraction_of_peak_hbm_bandwidth"), 100.0),
+                         fmt(q.get("average_power_per_chip_w")), fmt(q.get("energy_per_token_j"), 1e3),
+                         str(q.get("transitions", MISSING)), fmt(q.get("transition_time_s"), 1e3)])
+    doc.add("p", "Each series at its most efficient point: the steps of each phase under its policy (a step that "
+                 "feeds prompt tokens is a prefill step), time-weighted active tensor arrays and core clock, "
+                 "achieved FLOP/s and HBM bandwidth against the nominal peak, power per chip, energy per token fed, "
+                 "and the changes of setting made for the phase with their stall.")
+    doc.add("table", ["Series", "Point", "Phase", "Policy", "Steps", "Active arrays", "Core clock (GHz)",
+                      "FLOP/s (% peak)", "HBM BW (% peak)", "W/chip", "mJ/token", "Transitions", "Stall (ms)"], rows)
+    baseline = ctx.labels.index(ctx.comparison.get("baseline")) if ctx.comparison.get("baseline") in ctx.labels else 0
+    if len(ctx.series) < 2:
+        return
+    by_concurrency = {ctx.points[i].get("concurrency"): i for i in ctx.members[baseline]}
+    deltas = []
+    for n, members in enumerate(ctx.members):
+        if n == baseline:
+            continue
+        for i in members:
+            b = by_concurrency.get(ctx.points[i].get("concurrency"))
+            if b is None:
+                continue
+
+            def change(value_of):
+                a, v = value_of(b), value_of(i)
+                return MISSING if a is None or v is None or a == 0 else f"{100.0 * (v - a) / a:+.1f}%"
+
+            def decode_w(k):
+                return number(get(ctx.reports[k], "results", "phases", "decode", "average_power_per_chip_w"))
+
+            deltas.append([ctx.labels[n], ctx.at(i),
+                           change(lambda k: number(get(ctx.points[k], "itl_s", "median"))),
+                           change(lambda k: number(get(ctx.points[k], "ttft_s", "median"))),
+                           change(lambda k: number(get(ctx.points[k], "e2el_s", "median"))),
+                           change(lambda k: number(get(ctx.points[k], "power", "average_w_per_chip"))),
+                           change(decode_w),
+                           change(lambda k: number(get(ctx.points[k], "power", "energy_per_output_token_j")))])
+    if deltas:
+        doc.add("p", f"Against the baseline series {ctx.labels[baseline]} at the same concurrency (a policy "
+                     "comparison when the series differ in their serving policies):")
+        doc.add("table", ["Series", "Point", "Median ITL", "Median TTFT", "Median E2E", "Avg W/chip",
+                          "Decode W/chip", "J/output token"], deltas)
+
+
 def peak_kv_fraction(report):
     values = [number(get(r, "kv_cache", "peak_fraction")) for r in seq(get(report, "results", "replicas"))]
     values = [v for v in values if v is not None]
@@ -678,7 +747,7 @@ def main(argv):
         section_platform_table(doc, ctx)
         if ctx.points:
             for section in (section_pareto, section_latency, section_power, section_energy, section_phase_time,
-                            section_kv, section_points):
+                            section_phases, section_kv, section_points):
                 section(doc, ctx)
         write_outputs(doc, args.out, args.title)
     except InputError as e:

@@ -219,6 +219,28 @@ TEST_F(SweepCliTest, ADecodeStepSweepIsACurveOverTheBatch) {
             results["points"][0]["interactivity_tok_per_s_per_user"].get<double>());
 }
 
+// Two sweeps that differ only in a sweep-wide --set (a lower HBM bandwidth here; a serving policy in
+// scripts/experiment-phase-policies), merged together, are two series: the override becomes a
+// coordinate of each sweep's points.
+TEST_F(SweepCliTest, SweepsDifferingInASweepWideSetAreSeparateSeriesWhenMerged) {
+  const ProcessResult plain =
+      runScoville({"sweep", "-m", "tiny-dense", "-s", "decode-step", "-c", "1,8", "-q", "--out", dir.file("plain")});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  const ProcessResult lowered =
+      runScoville({"sweep", "-m", "tiny-dense", "-s", "decode-step", "-c", "1,8", "-q", "--set",
+                   "platform.chip_types[0].hbm.bandwidth=3 TB/s", "--out", dir.file("lowered")});
+  ASSERT_EQ(lowered.exitCode, 0) << lowered.err;
+  const ProcessResult merged =
+      runScoville({"merge", dir.file("plain"), dir.file("lowered"), "--out", dir.file("merged")});
+  ASSERT_EQ(merged.exitCode, 0) << merged.err;
+  const Json results = json("merged/results.json");
+  ASSERT_EQ(results["series"].size(), 2u);
+  const std::string key = "platform.chip_types[0].hbm.bandwidth";
+  EXPECT_EQ(results["points"][0]["coordinates"][key], "(as in the file)");
+  EXPECT_EQ(results["points"][2]["coordinates"][key], "3 TB/s");
+  EXPECT_NE(results["series"][1]["label"].get<std::string>().find("3 TB/s"), std::string::npos);
+}
+
 TEST_F(SweepCliTest, BadSweepInputIsRejectedBeforeAnyRunNamingTheOption) {
   struct Case {
     std::vector<std::string> extra;

@@ -72,7 +72,17 @@ def point(index, platform, concurrency, interactivity, per_chip, per_kw):
     }
 
 
-def report(concurrency):
+def phases(decode_w):
+    def phase(steps, arrays, watts):
+        return {"steps": steps, "mean_active_arrays": arrays, "mean_core_clock_hz": 1.8e9,
+                "fraction_of_peak_flops": 0.5, "fraction_of_peak_hbm_bandwidth": 0.6,
+                "average_power_per_chip_w": watts, "energy_per_token_j": 0.002, "transitions": 3,
+                "transition_time_s": 2e-6}
+    return {"prefill": phase(4, 32.0, 390.0), "decode": phase(100, 25.5, decode_w),
+            "transition": {"chip_time_s": 6e-6, "energy_j": 0.001}, "idle": {"chip_time_s": 0.0, "energy_j": 0.0}}
+
+
+def report(concurrency, platform="alpha"):
     """The parts of a point's report.json that the renderer reads."""
     sustained = [{"window_s": w, "max_w": m, "max_at_s": 0.1, "limit_w": 700.0,
                   "headroom_w": None if m is None else 700.0 - m, "violations": 0, "first_violations": []}
@@ -88,6 +98,9 @@ def report(concurrency):
                           "idle_time_s": 0.05, "busy_time_s": 0.35,
                           "kv_cache": {"capacity_blocks": 1000, "peak_blocks": 10 * concurrency,
                                        "peak_fraction": 0.01 * concurrency}}],
+            "serving_policy": {"prefill_policy": {"impl": "compute_opt"},
+                               "decode_policy": {"impl": "bandwidth_opt", "compute_headroom": 0.8}},
+            "phases": phases(200.0 if platform == "alpha" else 180.0),
         },
         "power": {
             "modelled": True,
@@ -141,7 +154,7 @@ class ScovilleReportTest(unittest.TestCase):
         self.results = os.path.join(self.dir, "results.json")
         self.write(self.results, results())
         for p in results()["points"]:
-            self.write(os.path.join(self.dir, p["source"]), report(p["concurrency"]))
+            self.write(os.path.join(self.dir, p["source"]), report(p["concurrency"], p["platform"]))
 
     def tearDown(self):
         shutil.rmtree(self.dir)
@@ -184,6 +197,9 @@ class ScovilleReportTest(unittest.TestCase):
             self.assertIn("1.57×", text)  # beta's peak-per-kW ratio
             self.assertIn("n/a (the frontier spans 40 to 60 tok/s/user)", text)
             self.assertIn("beta-c64", text)  # the missing point, with its reason
+            self.assertIn("Phases and policies", text)
+            self.assertRegex(text, r"bandwidth\\?_opt \(compute\\?_headroom 0.8\)")  # markdown escapes _
+            self.assertIn("-10.0%", text)  # beta's decode W/chip against alpha's at the same concurrency
 
         again = os.path.join(self.dir, "again")
         self.assertEqual(self.render(again).returncode, 0)
