@@ -190,7 +190,9 @@ def main():
         "step that gets longer spends more static energy per token.",
         "",
         "Regenerate: `scripts/experiment-phase-policies` (about the wall time above; `--quick` for a "
-        "smoke run).",
+        "smoke run). Its sweeps also merge into a design-review report whose *Phases and policies* section "
+        "compares the policies point by point: `scoville report OUT/MODEL-uniform OUT/MODEL-phase "
+        "OUT/MODEL-slow-decode --out DIR` (OUT defaults to `./scoville-phase-policies`).",
         "",
     ]
     with open(args.doc, "w") as f:
