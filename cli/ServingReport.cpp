@@ -226,26 +226,7 @@ nlohmann::ordered_json phaseResults(const workload::ServingEngine& engine, const
   Json transitions = Json::array();
   for (std::size_t ph = 0; ph < workload::kStepPhases; ++ph) {
     workload::PhaseTotals sum;
-    for (int d = 0; d < engine.replicas(); ++d) {
-      const workload::PhaseTotals& t = engine.phaseController(d).totals()[ph];
-      sum.steps += t.steps;
-      sum.stepS += t.stepS;
-      sum.transitionS += t.transitionS;
-      sum.transitions += t.transitions;
-      sum.clockSwitches += t.clockSwitches;
-      sum.wakes += t.wakes;
-      sum.fallbacks += t.fallbacks;
-      sum.arrayS += t.arrayS;
-      sum.chipS += t.chipS;
-      sum.frequencyS += t.frequencyS;
-      if (sum.timeAtPoint.size() < t.timeAtPoint.size()) sum.timeAtPoint.resize(t.timeAtPoint.size(), 0.0);
-      for (std::size_t k = 0; k < t.timeAtPoint.size(); ++k) sum.timeAtPoint[k] += t.timeAtPoint[k];
-      sum.flops += t.flops;
-      sum.bytes += t.bytes;
-      sum.tokens += t.tokens;
-      sum.peakFlopS += t.peakFlopS;
-      sum.peakBytesS += t.peakBytesS;
-    }
+    for (int d = 0; d < engine.replicas(); ++d) sum += engine.phaseController(d).totals()[ph];
     const auto phase = static_cast<workload::StepPhase>(ph);
     const power::ServingState state =
         phase == workload::StepPhase::kPrefill ? power::ServingState::kPrefill : power::ServingState::kDecode;

@@ -134,6 +134,27 @@ PhaseSetting choosePhaseSetting(const PhasePolicyConfig& policy, const hw::ChipC
   return *best;
 }
 
+PhaseTotals& PhaseTotals::operator+=(const PhaseTotals& o) {
+  steps += o.steps;
+  stepS += o.stepS;
+  transitionS += o.transitionS;
+  transitions += o.transitions;
+  clockSwitches += o.clockSwitches;
+  wakes += o.wakes;
+  fallbacks += o.fallbacks;
+  arrayS += o.arrayS;
+  frequencyS += o.frequencyS;
+  if (timeAtPoint.size() < o.timeAtPoint.size()) timeAtPoint.resize(o.timeAtPoint.size(), 0.0);
+  for (std::size_t k = 0; k < o.timeAtPoint.size(); ++k) timeAtPoint[k] += o.timeAtPoint[k];
+  chipS += o.chipS;
+  flops += o.flops;
+  bytes += o.bytes;
+  tokens += o.tokens;
+  peakFlopS += o.peakFlopS;
+  peakBytesS += o.peakBytesS;
+  return *this;
+}
+
 PhaseController::PhaseController(int replica, const ServingPolicyConfig& config, std::vector<hw::Chip*> chips,
                                  std::vector<power::ChipPower*> powers, bool governed)
     : m_replica(replica),

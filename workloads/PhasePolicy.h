@@ -96,6 +96,9 @@ struct PhaseTotals {
   uint64_t tokens = 0;      ///< tokens the steps fed (prompt and decode tokens)
   double peakFlopS = 0.0;   ///< nominal peak FLOP/s of the replica's chips (at the steps' precision) x step time
   double peakBytesS = 0.0;  ///< HBM bandwidth of the replica's chips x step time
+
+  /// Adds another replica's totals (time at each point by index: one chip type).
+  PhaseTotals& operator+=(const PhaseTotals& o);
 };
 
 /// One change of setting, for the report's list.

@@ -206,13 +206,18 @@ void ChipPower::decide(double time) {
     }
   }
   if (next == m_point) return;
-  m_timeAtPoint[m_point] += time - m_pointSince;
-  m_pointSince = time;
-  m_point = next;
-  ++m_changes;
-  m_clockLog.push_back(ClockChange{time, next});
+  moveToPoint(time, next);
   m_clock->setScale(points[next].frequencyHz / points.front().frequencyHz);
-  const double v = points[next].voltageV / points.front().voltageV;
+}
+
+void ChipPower::moveToPoint(double timeS, std::size_t point) {
+  if (m_timeAtPoint.empty()) m_timeAtPoint.assign(m_energy.dvfs.size(), 0.0);
+  m_timeAtPoint[m_point] += timeS - m_pointSince;
+  m_pointSince = timeS;
+  m_point = point;
+  ++m_changes;
+  m_clockLog.push_back(ClockChange{timeS, point});
+  const double v = m_energy.dvfs[point].voltageV / m_energy.dvfs.front().voltageV;
   m_coreEnergyScale = v * v;
 }
 
@@ -331,15 +336,7 @@ void ChipPower::setPolicyPoint(double timeS, std::size_t point) {
         fmt::format("{}: DVFS point {} of {} does not exist", m_name, point, m_energy.dvfs.size()));
   }
   if (m_clock != nullptr) throw std::logic_error(m_name + ": a phase policy cannot set the clock of a governed chip");
-  if (point == m_point) return;
-  if (m_timeAtPoint.empty()) m_timeAtPoint.assign(m_energy.dvfs.size(), 0.0);
-  m_timeAtPoint[m_point] += timeS - m_pointSince;
-  m_pointSince = timeS;
-  m_point = point;
-  ++m_changes;
-  m_clockLog.push_back(ClockChange{timeS, point});
-  const double v = m_energy.dvfs[point].voltageV / m_energy.dvfs.front().voltageV;
-  m_coreEnergyScale = v * v;
+  if (point != m_point) moveToPoint(timeS, point);
 }
 
 void ChipPower::addWakeEnergy(double joules, double startS, double endS, tlm::LlmPhase phase) {

@@ -170,6 +170,9 @@ class ChipPower : public tlm::ActivityListener {
   /// Takes every decision due at or before `time`.
   void decideUntil(double time);
   void decide(double time);
+  /// Books the time at the current point and moves to `point` (its energy scale; the caller scales
+  /// the clock domain).
+  void moveToPoint(double timeS, std::size_t point);
   // Governor state (m_clock null: not governed).
   tlm::ClockDomain* m_clock = nullptr;
   double m_capW = 0.0;
