@@ -183,7 +183,6 @@ double PhaseController::prepare(StepPhase phase, const std::vector<const StepPla
   PhaseTotals& t = m_totals[static_cast<std::size_t>(phase)];
   if (next.fallback) ++t.fallbacks;
   m_phase = phase;
-  m_any = true;
   const double now = tlm::seconds(sc_core::sc_time_stamp());
   double stall = 0.0;
   if (next != m_setting) {
@@ -229,11 +228,11 @@ void PhaseController::finished(double flops, double bytes, uint64_t tokens, tlm:
   t.arrayS += static_cast<double>(m_setting.arrays) * step;
   t.frequencyS += m_chip.tensorCore.clockHz * m_chips.front()->coreClock().scale() * step;  // a governor's too
   if (!m_governed) t.timeAtPoint.at(m_setting.point) += step;  // a governor's points are its own
-  t.chipS += step * static_cast<double>(m_chips.size());
+  const auto chips = static_cast<double>(m_chips.size());
+  t.chipS += step * chips;
   t.flops += flops;
   t.bytes += bytes;
   t.tokens += tokens;
-  const auto chips = static_cast<double>(m_chips.size());
   t.peakFlopS += m_chip.tensorCore.peakFlops(precision) * chips * step;
   t.peakBytesS += m_chip.hbm.bandwidthBytesPerS * chips * step;
   enterState(now, power::ServingState::kIdle);

@@ -152,7 +152,6 @@ class PhaseController {
   CorePoints m_points;
   PhaseSetting m_setting;
   StepPhase m_phase = StepPhase::kDecode;
-  bool m_any = false;  ///< a step has run (m_phase is meaningful)
   double m_stepStart = 0.0;
   std::array<PhaseTotals, kStepPhases> m_totals{};
   std::vector<PhaseTransition> m_log;
