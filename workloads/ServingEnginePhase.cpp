@@ -1,0 +1,115 @@
+// ServingEngine's serving block: the phase policy applied before each step, the users cap, and the
+// checks of the block against the platform and each replica's chips (see ServingEngine.h and
+// PhasePolicy.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "tlm/config/ConfigError.h"
+#include "workloads/ServingEngine.h"
+
+namespace scoville::workload {
+
+using config::ConfigError;
+using config::ErrorKind;
+
+double ServingEngine::preparePhase(Replica& r, const StepBatch& batch,
+                                   const std::vector<std::shared_ptr<const StepPlan>>& plans) {
+  // Decodes only (one token each on a cached context) or not: the same split as the step statistics.
+  const bool prefill = std::any_of(batch.sequences.begin(), batch.sequences.end(),
+                                   [](const StepSequence& q) { return !(q.tokens == 1 && q.context > 0); });
+  std::vector<const StepPlan*> simulated;
+  for (std::size_t c = 0; c < plans.size(); ++c) {
+    if (!r.mirrors[c]) simulated.push_back(plans[c].get());
+  }
+  return r.phase->prepare(prefill ? StepPhase::kPrefill : StepPhase::kDecode, simulated);
+}
+
+std::size_t ServingEngine::maxResident(Role role) const {
+  const auto it = m_maxResident.find(role);
+  return it == m_maxResident.end() ? 0 : it->second;
+}
+
+namespace {
+
+/// The serving block's two policies with their keys.
+std::array<std::pair<const char*, const PhasePolicyConfig*>, 2> phasePolicies(const ServingPolicyConfig& serving) {
+  return {{{"prefill_policy", &serving.prefill}, {"decode_policy", &serving.decode}}};
+}
+
+}  // namespace
+
+void ServingEngine::servingPolicyError(const platform::PlatformConfig& config, const ScenarioFiles& files,
+                                       const std::string& message) const {
+  throw ConfigError(ErrorKind::kInvalidConfig, files.scenario,
+                    fmt::format("scenario '{}' on platform '{}': {}", m_scenario.name, config.name, message));
+}
+
+void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, const ScenarioFiles& files) const {
+  const ServingPolicyConfig& serving = m_scenario.serving;
+  const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
+  const std::string placement = serving.kvPlacementPolicy(config.placement.kvCache.placement);
+  if (placement != "local_first") {
+    fail(
+        fmt::format("KV-cache placement '{}' ({}) is not modelled in serving runs: a replica's cache holds "
+                    "its chips' SRAM and HBM only (use kv_cache_placement: local, or preemption: swap to move "
+                    "KV to the host)",
+                    placement,
+                    serving.kvCachePlacement == ServingPolicyConfig::KvPlacement::kPlatform
+                        ? "the platform's placement.kv_cache.placement"
+                        : "serving.kv_cache_placement"));
+  }
+  const bool governed = config.power.governor.kind != power::GovernorKind::kNone;
+  for (const auto& [key, policy] : phasePolicies(serving)) {
+    if (governed && (policy->mayLowerClock() || policy->mayGate())) {
+      fail(
+          fmt::format("'serving.{}' ({}) sets the core clock or powers tensor arrays off, but the platform's "
+                      "power.governor ({}) owns the core's operating point; use compute_opt or uniform at its "
+                      "defaults, or set power.governor.impl: none",
+                      key, phasePolicyName(policy->impl), files.platform.empty() ? config.name : files.platform));
+    }
+  }
+}
+
+void ServingEngine::checkReplicaPolicy(const Replica& r, const platform::PlatformConfig& config,
+                                       const ScenarioFiles& files) const {
+  const ServingPolicyConfig& serving = m_scenario.serving;
+  const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
+  // Policies that never leave the nominal setting may run on any mix of chips.
+  const bool trivial = !serving.prefill.mayLowerClock() && !serving.decode.mayLowerClock() &&
+                       !serving.prefill.mayGate() && !serving.decode.mayGate();
+  const std::string& type = config.chipConfig(r.chips.front()).name;
+  for (int chip : r.chips) {
+    if (!trivial && config.chipConfig(chip).name != type) {
+      fail(
+          fmt::format("replica {} mixes chip types '{}' and '{}'; phase policies set one operating point per "
+                      "replica and need one chip type (use uniform policies at their defaults)",
+                      r.index, type, config.chipConfig(chip).name));
+    }
+  }
+  const hw::ChipConfig& chip = config.chipConfig(r.chips.front());
+  for (const auto& [key, policy] : phasePolicies(serving)) {
+    const std::size_t points = chip.power ? std::max<std::size_t>(1, chip.power->dvfs.size()) : 1;
+    if (policy->dvfsPoint >= 0 && static_cast<std::size_t>(policy->dvfsPoint) >= points) {
+      fail(
+          fmt::format("'serving.{}.dvfs_point' is {}, but chip type '{}' has {} DVFS point(s) (power.dvfs; "
+                      "0 is the nominal clock)",
+                      key, policy->dvfsPoint, chip.name, points));
+    }
+    if (policy->activeArrays > chip.tensorCore.count) {
+      fail(fmt::format("'serving.{}.active_arrays' is {}, but chip type '{}' has {} tensor arrays", key,
+                       policy->activeArrays, chip.name, chip.tensorCore.count));
+    }
+    const bool gates = policy->impl == PhasePolicyImpl::kBandwidthOpt ||
+                       (policy->activeArrays > 0 && policy->activeArrays < chip.tensorCore.count);
+    if (gates && chip.tensorCore.impl != hw::TensorCoreImpl::kTlm) {
+      fail(
+          fmt::format("'serving.{}' ({}) powers tensor arrays off, which the RTL tensor core of chip type "
+                      "'{}' (tensor_core.impl) cannot do",
+                      key, phasePolicyName(policy->impl), chip.name));
+    }
+  }
+}
+
+}  // namespace scoville::workload
