@@ -47,7 +47,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
 
   nlohmann::ordered_json replicas = nlohmann::ordered_json::array();
   uint64_t preemptions = 0, recomputes = 0, swapOuts = 0, swapIns = 0, violations = engine.rooflineViolations();
-  double swapOutBytes = 0.0, swapInBytes = 0.0, swapS = 0.0;
+  double swapOutBytes = 0.0, swapInBytes = 0.0, swapS = 0.0, remoteKvBytes = 0.0, hostKvBytes = 0.0;
   double imbalanceExperts = 0.0, imbalanceChips = 0.0;
   uint64_t routedLayers = 0;
   uint64_t chipLayers = engine.chipImbalanceLayers();  // experts across replicas; else per replica
@@ -60,6 +60,8 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
     swapOutBytes += s.swapOutBytes;
     swapInBytes += s.swapInBytes;
     swapS += s.swapS;
+    remoteKvBytes += s.remoteKvBytes;
+    hostKvBytes += s.hostKvBytes;
     imbalanceExperts += s.expertImbalanceSum;
     imbalanceChips += s.chipImbalanceSum;
     routedLayers += s.routedLayers;
@@ -106,7 +108,12 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
            {"peak_fraction", ratio(static_cast<double>(s.peakKvBlocks), static_cast<double>(s.kvBlocks))},
            {"preemptions", s.preemptions},
            {"recompute_preemptions", s.recomputes},
+           {"remote_capacity_blocks", s.remoteKvBlocks},
+           {"peak_remote_blocks", s.peakRemoteKvBlocks},
            {"host_capacity_blocks", s.hostKvBlocks},
+           {"peak_host_blocks", s.peakHostKvBlocks},
+           {"cross_chip_kv_bytes", s.remoteKvBytes},
+           {"host_kv_bytes", s.hostKvBytes},
            {"swap_outs", s.swapOuts},
            {"swap_ins", s.swapIns},
            {"swapped_out_bytes", s.swapOutBytes},
@@ -121,6 +128,14 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
                       {"activation_memory_bytes", m.activationBytes},
                       {"kv_cache_capacity_bytes", m.kvCapacityBytes},
                       {"hbm_capacity_bytes", m.hbmBytes}});
+    if (const workload::KvFetcher* f = engine.kvFetcher(m.chip)) {
+      // What the chip's fetch engine moved: the transactions, where results.kv_placement counts the plans.
+      memory.back()["kv_donor"] =
+          f->donor() >= 0 ? nlohmann::ordered_json(platform::PlatformConfig::chipName(f->donor())) : nullptr;
+      const hw::KvTier tier = f->donor() >= 0 ? hw::KvTier::kRemoteHbm : hw::KvTier::kHost;
+      memory.back()["off_chip_kv_read_bytes"] = f->bytesRead(tier);
+      memory.back()["off_chip_kv_written_bytes"] = f->bytesWritten(tier);
+    }
   }
   return {{"kind", "serving"},
           {"load", load},
@@ -139,6 +154,8 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
             {"bytes", engine.kvTransferBytes()},
             {"mean_time_s", ratio(engine.kvTransferTimeS(), static_cast<double>(engine.kvTransfers()))}}},
           {"kv_cache_capacity_tokens_per_replica", engine.kvCapacityTokens()},
+          {"kv_placement",
+           {{"policy", engine.kvPlacement()}, {"cross_chip_kv_bytes", remoteKvBytes}, {"host_kv_bytes", hostKvBytes}}},
           {"preemptions", preemptions},
           {"recompute_preemptions", recomputes},
           {"kv_swap",

@@ -160,15 +160,26 @@ const Schema<ServingPolicyConfig>& ServingPolicyConfig::schema() {
                    {"offload_to_host", ServingPolicyConfig::KvPlacement::kOffloadToHost}},
                   optional("platform"),
                   "local (the replica's own chips: SRAM then HBM; preempt when full), spill_to_remote (then "
-                  "another chip's HBM over the fabric) or offload_to_host (then host memory); platform: the "
-                  "platform's placement.kv_cache.placement. Serving runs model local only")
+                  "the HBM a neighbouring chip lends, read over the fabric; see kv_remote_share) or "
+                  "offload_to_host (then the chip's share of host memory, read over the host link); platform: "
+                  "the platform's placement.kv_cache.placement")
+          .number("kv_remote_share", &ServingPolicyConfig::kvRemoteShare, optional("0.5"), between(0.01, 0.99),
+                  "spill_to_remote: share of each chip's KV memory (HBM left after weights and activations) it "
+                  "lends to the previous chip of its pool; its own cache keeps the rest, so the cache spills "
+                  "once that is full")
           .child("prefill_policy", &ServingPolicyConfig::prefill, PhasePolicyConfig::schema(),
                  optional("{impl: uniform}"), "steps that feed prompt tokens (alone or with decodes)")
           .child("decode_policy", &ServingPolicyConfig::decode, PhasePolicyConfig::schema(),
                  optional("{impl: uniform}"), "steps of decodes only")
           .integer("max_concurrent_users", &ServingPolicyConfig::maxConcurrentUsers, optional("0"), between(0, 1 << 24),
                    "requests admitted at once over all replicas (each replica takes its share, rounded up); "
-                   "the rest wait; 0: only scheduler.max_batch limits");
+                   "the rest wait; 0: only scheduler.max_batch limits")
+          .check("kv_remote_share needs kv_cache_placement: spill_to_remote", [](const ServingPolicyConfig& c,
+                                                                                 const Node& n) {
+            rejectUnless(n, c.kvCachePlacement == ServingPolicyConfig::KvPlacement::kSpillToRemote, "kv_remote_share",
+                         "is a spill_to_remote key (the share of HBM lent to a neighbour): set "
+                         "kv_cache_placement: spill_to_remote with it");
+          });
   return s;
 }
 

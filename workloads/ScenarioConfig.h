@@ -72,6 +72,9 @@ struct ServingPolicyConfig {
   enum class KvPlacement { kPlatform, kLocal, kSpillToRemote, kOffloadToHost };
   /// kPlatform: the platform's placement.kv_cache.placement.
   KvPlacement kvCachePlacement = KvPlacement::kPlatform;
+  /// spill_to_remote: share of each chip's KV memory lent to the chip before it in its pool
+  /// (ServingEngine); the chip's own cache keeps the rest.
+  double kvRemoteShare = 0.5;
   PhasePolicyConfig prefill;
   PhasePolicyConfig decode;
   int maxConcurrentUsers = 0;  ///< requests resident (admitted, holding KV) at once, all replicas; 0: no cap

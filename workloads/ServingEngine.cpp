@@ -149,10 +149,22 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     capacities.localHbmBytes = kvCapacity;
     const bool swaps = placement.kvCache.preemption == hw::KvPreemption::kSwap;
     if (swaps) capacities.hostBytes = swapSpace(config, *r, placement.kvCache.blockTokens, files.platform);
+    if (m_kvPlacement == "spill_to_remote") {
+      // Each chip lends its share to the previous chip of the pool (attachFetchers) and keeps the rest.
+      capacities.remoteHbmBytes =
+          static_cast<uint64_t>(scenario.serving.kvRemoteShare * static_cast<double>(kvCapacity));
+      capacities.localHbmBytes = kvCapacity - capacities.remoteHbmBytes;
+    } else if (m_kvPlacement == "offload_to_host") {
+      capacities.hostBytes = swapSpace(config, *r, placement.kvCache.blockTokens, files.platform);
+    }
     auto kv = std::make_unique<hw::KvBlockAllocator>(
         placement.kvCache, hw::KvModelShape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()}, capacities,
         hw::makeKvPlacementPolicy(m_kvPlacement));
-    const uint64_t capacityTokens = kv->capacityBlocks(hw::KvTier::kLocalHbm) * kv->blockTokens();
+    uint64_t capacityBlocks = 0;  // of the tiers running requests' blocks may be on
+    for (const hw::KvTier tier : hw::kKvTiers) {
+      if (kv->policy().mayUse(tier)) capacityBlocks += kv->capacityBlocks(tier);
+    }
+    const uint64_t capacityTokens = capacityBlocks * kv->blockTokens();
     m_kvCapacityTokens = capacityTokens;
     if (capacityTokens < longest) {
       misfits.push_back(fmt::format(
@@ -194,7 +206,8 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       // Rank r of a stage mirrors the stage's rank 0 when it plans like it.
       const std::size_t leader = at(c / m_tp, 0);
       r->leaderOf.push_back(leader);
-      r->mirrors.push_back(mirror && c % m_tp > 0 &&
+      // Off-chip KV reaches other chips' memories and links, which mirroring would not see.
+      r->mirrors.push_back(mirror && !offChipKv() && c % m_tp > 0 &&
                            r->planners[static_cast<std::size_t>(c)]->plansLike(*r->planners[leader]));
     }
     for (int c = 0; c < m_tp * m_pp; ++c) {
@@ -252,6 +265,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       }
     }
   }
+  if (offChipKv() && misfits.empty()) attachFetchers(platform, mode, files, misfits);
   if (m_expertsAcross && misfits.empty()) {
     // One expert-parallel group over the replicas' chips: member d is replica d.
     std::vector<int> chips;
@@ -479,6 +493,8 @@ void ServingEngine::postStep(Replica& r, std::vector<std::shared_ptr<const StepP
     r.stats.bytes += plans[c]->bytesMoved;
     r.stats.flops += plans[c]->flops;
     r.stats.collectiveBytes += plans[c]->collectiveBytes;
+    r.stats.remoteKvBytes += plans[c]->remoteKvBytes;
+    r.stats.hostKvBytes += plans[c]->hostKvBytes;
     r.drivers[c]->post(std::move(plans[c]), leader);
   }
 }
@@ -524,6 +540,9 @@ void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core
     }
     s.peakKvBlocks = r.scheduler->kv().peakBlocks(hw::KvTier::kLocalHbm);
     s.kvBlocks = r.scheduler->kv().capacityBlocks(hw::KvTier::kLocalHbm);
+    s.peakRemoteKvBlocks = r.scheduler->kv().peakBlocks(hw::KvTier::kRemoteHbm);
+    s.remoteKvBlocks = r.scheduler->kv().capacityBlocks(hw::KvTier::kRemoteHbm);
+    s.peakHostKvBlocks = r.scheduler->kv().peakBlocks(hw::KvTier::kHost);
     double stepFlops = 0.0, stepBytes = 0.0;
     for (const auto& driver : r.drivers) {
       stepFlops += driver->plan().flops;

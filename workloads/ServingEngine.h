@@ -36,7 +36,13 @@
 // and the step waits for them (as vLLM, which issues them on the model's stream before the
 // forward pass): they cost the step the time the HBM and the host link took.
 //
-// Not modelled yet (rejected with a ConfigError): experts spread over replicas of tp > 1 or with
+// Off-chip KV placement (serving.kv_cache_placement spill_to_remote or offload_to_host): the
+// replica's cache gets a remote tier (each chip lends kv_remote_share of its KV memory to the
+// previous chip of its pool) or a host tier (each chip's share of host memory); every chip gets a
+// KvFetcher that its driver hands the step's off-chip KV reads and appends to, and no rank mirrors.
+//
+// Not modelled yet (rejected with a ConfigError): off-chip KV placement with swap preemption or
+// with disaggregation, experts spread over replicas of tp > 1 or with
 // pipeline stages, and pipeline stages or experts across replicas with disaggregation.
 
 #include <cstdint>
@@ -51,6 +57,7 @@
 #include "tlm/TimingMode.h"
 #include "tlm/stats/StatsGroup.h"
 #include "workloads/CollectiveGroup.h"
+#include "workloads/KvFetcher.h"
 #include "workloads/KvSwapper.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ModelConfig.h"
@@ -103,10 +110,15 @@ struct ReplicaStats {
   double flops = 0.0;
   double collectiveBytes = 0.0;
   uint64_t peakKvBlocks = 0;
-  uint64_t kvBlocks = 0;      ///< capacity
-  uint64_t hostKvBlocks = 0;  ///< swap space (swap preemption)
-  uint64_t preemptions = 0;   ///< all: recompute and swap
-  uint64_t recomputes = 0;    ///< requests sent back to re-run their prefill
+  uint64_t kvBlocks = 0;            ///< capacity
+  uint64_t hostKvBlocks = 0;        ///< swap space (swap preemption) or the offload_to_host tier
+  uint64_t remoteKvBlocks = 0;      ///< spill_to_remote: capacity on the donors
+  uint64_t peakRemoteKvBlocks = 0;  ///< spill_to_remote
+  uint64_t peakHostKvBlocks = 0;    ///< swapped and offloaded blocks at once
+  double remoteKvBytes = 0.0;       ///< KV read and appended in donors' HBM over the fabric, every chip's slice
+  double hostKvBytes = 0.0;         ///< KV read and appended in host memory (offload_to_host), every chip's slice
+  uint64_t preemptions = 0;         ///< all: recompute and swap
+  uint64_t recomputes = 0;          ///< requests sent back to re-run their prefill
   uint64_t swapOuts = 0;
   uint64_t swapIns = 0;
   double swapOutBytes = 0.0;  ///< every chip's slice, summed
@@ -197,6 +209,10 @@ class ServingEngine : public sc_core::sc_module {
   }
   /// The KV placement policy the replicas' caches use (the serving block's or the platform's).
   const std::string& kvPlacement() const { return m_kvPlacement; }
+  /// Whether the placement puts running requests' KV off the chips (spill_to_remote, offload_to_host).
+  bool offChipKv() const { return m_kvPlacement == "spill_to_remote" || m_kvPlacement == "offload_to_host"; }
+  /// Off-chip KV placement: the fetch engine of platform chip `chip` (null without one).
+  const KvFetcher* kvFetcher(int chip) const;
   /// Requests one replica admits at once (serving.max_concurrent_users; 0: no cap), by role.
   std::size_t maxResident(Role role) const;
 
@@ -218,6 +234,7 @@ class ServingEngine : public sc_core::sc_module {
     std::vector<int> expertOwner;                      // ep > 1: rank of each expert
     std::vector<bool> mirrors;                         // per rank: mirrors rank 0
     std::vector<std::unique_ptr<KvSwapper>> swappers;  // swap preemption: per chip
+    std::vector<std::unique_ptr<KvFetcher>> fetchers;  // off-chip KV placement: per chip
     std::unique_ptr<PhaseController> phase;            // the serving block's phase policies
     ReplicaStats stats;
     sc_core::sc_event work;
@@ -257,6 +274,12 @@ class ServingEngine : public sc_core::sc_module {
                      const std::string& platformFile) const;
   /// Swap preemption: a KvSwapper per chip of `r`, on the chip's socket and host link.
   void attachSwappers(Replica& r, platform::Platform& platform, tlm::TimingMode mode);
+  /// Off-chip KV placement: a KvFetcher per chip of every replica, on the chip's host link
+  /// (offload_to_host) or on its donor's memory and the fabric (spill_to_remote: the next chip of
+  /// its pool lends it the region above the donor's own KV). Adds to `misfits` a donor whose HBM
+  /// cannot hold both; throws config::ConfigError for a pool of one chip.
+  void attachFetchers(platform::Platform& platform, tlm::TimingMode mode, const ScenarioFiles& files,
+                      std::vector<std::string>& misfits);
   /// Runs the block copies the schedulers of `replicas` listed for their next step, on every chip
   /// that does not mirror, and waits for all; false (run stopped, error set) when one failed.
   bool runSwaps(const std::vector<Replica*>& replicas);

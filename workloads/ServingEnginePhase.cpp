@@ -50,15 +50,24 @@ void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, c
   const ServingPolicyConfig& serving = m_scenario.serving;
   const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
   const std::string placement = serving.kvPlacementPolicy(config.placement.kvCache.placement);
-  if (placement != "local_first") {
-    fail(
-        fmt::format("KV-cache placement '{}' ({}) is not modelled in serving runs: a replica's cache holds "
-                    "its chips' SRAM and HBM only (use kv_cache_placement: local, or preemption: swap to move "
-                    "KV to the host)",
-                    placement,
-                    serving.kvCachePlacement == ServingPolicyConfig::KvPlacement::kPlatform
-                        ? "the platform's placement.kv_cache.placement"
-                        : "serving.kv_cache_placement"));
+  if (placement == "spill_to_remote" || placement == "offload_to_host") {
+    const std::string where = serving.kvCachePlacement == ServingPolicyConfig::KvPlacement::kPlatform
+                                  ? "the platform's placement.kv_cache.placement"
+                                  : "serving.kv_cache_placement";
+    if (config.placement.kvCache.preemption == hw::KvPreemption::kSwap) {
+      fail(
+          fmt::format("KV-cache placement '{}' ({}) with placement.kv_cache.preemption: swap is not modelled in "
+                      "serving runs (swap moves blocks between local HBM and host only); use preemption: "
+                      "recompute, or kv_cache_placement: local",
+                      placement, where));
+    }
+    if (config.placement.disaggregation) {
+      fail(
+          fmt::format("KV-cache placement '{}' ({}) with prefill/decode disaggregation is not modelled in "
+                      "serving runs (the prompt KV transfer lands in the decode chips' HBM); use "
+                      "kv_cache_placement: local",
+                      placement, where));
+    }
   }
   const bool governed = config.power.governor.kind != power::GovernorKind::kNone;
   for (const auto& [key, policy] : phasePolicies(serving)) {

@@ -1,14 +1,25 @@
-// ServingEngine's swap preemption: the host swap space of a replica's KV cache, the chips' copy
-// engines, and the block copies that run before a step (see ServingEngine.h).
+// ServingEngine's KV off the chips: swap preemption (the host swap space of a replica's KV cache,
+// the chips' copy engines, and the block copies that run before a step) and the off-chip
+// placements' fetch engines (see ServingEngine.h).
 #include <fmt/format.h>
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <utility>
 
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
 #include "workloads/ServingEngine.h"
 
 namespace scoville::workload {
+
+namespace {
+
+std::string bytesText(double bytes) {
+  return config::formatQuantity(bytes, config::dim::kBytes);
+}
+
+}  // namespace
 
 uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const Replica& r, uint64_t blockTokens,
                                   const std::string& platformFile) const {
@@ -28,16 +39,85 @@ uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const 
   if (blocks == 0) {
     throw config::ConfigError(
         config::ErrorKind::kInvalidConfig, platformFile,
-        fmt::format("'platform.placement.kv_cache.preemption' is swap, but each chip's share of host memory "
+        fmt::format("{}, but each chip's share of host memory "
                     "('platform.host.memory' {} / 'platform.host.chips_per_host' {} = {}) cannot hold one KV block "
-                    "of model '{}' on a chip ({}, {} tokens): give the host more memory, or use preemption "
-                    "recompute",
+                    "of model '{}' on a chip ({}, {} tokens): give the host more memory, or {}",
+                    m_kvPlacement == "offload_to_host" ? "KV-cache placement is offload_to_host"
+                                                       : "'platform.placement.kv_cache.preemption' is swap",
                     config::formatQuantity(config.host.memoryBytes, config::dim::kBytes), config.host.chipsPerHost,
                     config::formatQuantity(static_cast<double>(share), config::dim::kBytes), m_model.name,
-                    config::formatQuantity(static_cast<double>(tightestSlice), config::dim::kBytes), blockTokens));
+                    config::formatQuantity(static_cast<double>(tightestSlice), config::dim::kBytes), blockTokens,
+                    m_kvPlacement == "offload_to_host" ? "place KV locally" : "use preemption recompute"));
   }
   const StepPlanner& lead = *r.planners.front();
   return blocks * lead.kvBytesPerTokenPerLayer() * lead.stageLayers() * blockTokens;
+}
+
+void ServingEngine::attachFetchers(platform::Platform& platform, tlm::TimingMode mode, const ScenarioFiles& files,
+                                   std::vector<std::string>& misfits) {
+  const platform::PlatformConfig& config = platform.config();
+  const bool spill = m_kvPlacement == "spill_to_remote";
+  // The chips of each pool in replica order; a chip's donor is the next one, the last chip's the first.
+  std::map<Role, std::vector<std::pair<Replica*, std::size_t>>> pools;
+  for (const auto& r : m_replicas) {
+    for (std::size_t c = 0; c < r->chips.size(); ++c) pools[r->role].emplace_back(r.get(), c);
+  }
+  for (const auto& [role, members] : pools) {
+    if (spill && members.size() < 2) {
+      const bool own = m_scenario.serving.kvCachePlacement != ServingPolicyConfig::KvPlacement::kPlatform;
+      throw config::ConfigError(
+          config::ErrorKind::kInvalidConfig, own ? files.scenario : files.platform,
+          fmt::format("KV-cache placement spill_to_remote ({}) on platform '{}': the serving pool has one chip, so "
+                      "no other chip can lend it HBM; use local or offload_to_host",
+                      own ? "serving.kv_cache_placement" : "the platform's placement.kv_cache.placement", config.name));
+    }
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      Replica& r = *members[i].first;
+      const std::size_t c = members[i].second;
+      const int chip = r.chips[c];
+      int donor = -1;
+      uint64_t base = 0;
+      if (spill) {
+        const auto& [dr, dc] = members[(i + 1) % members.size()];
+        donor = dr->chips[dc];
+        const hw::KvBlockAllocator& own = dr->scheduler->kv();
+        const hw::KvBlockAllocator& lent = r.scheduler->kv();
+        base = dr->planners[dc]->kvBase() + own.capacityBlocks(hw::KvTier::kLocalHbm) * own.blockBytes();
+        const double end = static_cast<double>(base + lent.capacityBlocks(hw::KvTier::kRemoteHbm) * lent.blockBytes());
+        const hw::ChipConfig& donorChip = config.chipConfig(donor);
+        const double limit = donorChip.hbm.capacityBytes - config.placement.activationBytes;
+        if (end > limit) {
+          misfits.push_back(fmt::format(
+              "{} ({}): its own KV cache and the {} it lends {} for spill_to_remote end at {}, above the {} "
+              "its HBM has below the activation memory",
+              platform::PlatformConfig::chipName(donor), donorChip.name,
+              bytesText(static_cast<double>(lent.capacityBlocks(hw::KvTier::kRemoteHbm) * lent.blockBytes())),
+              platform::PlatformConfig::chipName(chip), bytesText(end), bytesText(limit)));
+          continue;
+        }
+      }
+      r.fetchers.push_back(
+          std::make_unique<KvFetcher>(fmt::format("kv_fetch{}", chip).c_str(), chip, donor, base, mode));
+      KvFetcher& f = *r.fetchers.back();
+      if (spill) {
+        f.donorMemory().socket.bind(platform.chip(donor).socket());
+        f.fromDonor.bind(platform.fabric(donor).fromChip);
+        f.toDonor.bind(platform.fabric(chip).fromChip);
+      } else {
+        f.host.bind(platform.hostLink(chip).socket);
+      }
+      r.drivers[c]->attachFetcher(&f);
+    }
+  }
+}
+
+const KvFetcher* ServingEngine::kvFetcher(int chip) const {
+  for (const auto& r : m_replicas) {
+    for (const auto& f : r->fetchers) {
+      if (f->chip() == chip) return f.get();
+    }
+  }
+  return nullptr;
 }
 
 void ServingEngine::attachSwappers(Replica& r, platform::Platform& platform, tlm::TimingMode mode) {

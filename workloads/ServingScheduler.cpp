@@ -38,10 +38,15 @@ void ServingScheduler::submit(const ServingRequest& request) {
   m_waiting.push_back(request.id);
 }
 
+bool ServingScheduler::holdsResident(hw::KvTier tier) const {
+  // Host memory is swap space unless the placement puts running requests' blocks there.
+  return tier != hw::KvTier::kHost || m_kv->policy().mayUse(tier);
+}
+
 uint64_t ServingScheduler::capacityBlocks() const {
   uint64_t total = 0;
   for (hw::KvTier tier : hw::kKvTiers) {
-    if (tier != hw::KvTier::kHost) total += m_kv->capacityBlocks(tier);
+    if (holdsResident(tier)) total += m_kv->capacityBlocks(tier);
   }
   return total;
 }
@@ -50,7 +55,7 @@ uint64_t ServingScheduler::freeBlocks() const {
   const hw::KvTierBlocks free = m_kv->freeBlocks();
   uint64_t total = 0;
   for (hw::KvTier tier : hw::kKvTiers) {
-    if (tier != hw::KvTier::kHost) total += free[hw::kvTierIndex(tier)];
+    if (holdsResident(tier)) total += free[hw::kvTierIndex(tier)];
   }
   return total;
 }
@@ -205,6 +210,7 @@ StepBatch ServingScheduler::next() {
   StepBatch batch;
   const uint64_t slots = m_kv->capacityBlocks(hw::KvTier::kLocalHbm);
   batch.kvLayerStride = slots * m_kv->layerBlockBytes();
+  if (m_kv->policy().mayUse(hw::KvTier::kRemoteHbm) || m_kv->policy().mayUse(hw::KvTier::kHost)) batch.kv = m_kv.get();
   for (const Planned& p : m_step) {
     const Sequence& s = m_sequences.at(p.id);
     const bool lastChunk = !s.decoding() && s.kv + p.tokens == s.prefillTarget;

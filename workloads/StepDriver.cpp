@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "workloads/KvFetcher.h"
+
 namespace scoville::workload {
 
 StepDriver::StepDriver(const sc_core::sc_module_name& name, int stagingBuffers, tlm::TimingMode mode)
@@ -75,7 +77,20 @@ void StepDriver::loadStream() {
       if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
       m_timings[i].loadStart = sc_core::sc_time_stamp();
       for (const MemoryAccess& access : op.accesses) {
-        if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op)) break;
+        if (access.tier == hw::KvTier::kLocalHbm) {
+          if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op)) break;
+          continue;
+        }
+        if (m_fetcher == nullptr) {
+          m_error = fmt::format("layer {}: {} reads KV on {} but the driver has no KV fetcher", op.layer, op.name,
+                                hw::kvTierName(access.tier));
+          break;
+        }
+        loadPort.sync();
+        if (!m_fetcher->access(access, op)) {
+          m_error = m_fetcher->error();
+          break;
+        }
       }
       loadPort.sync();
       m_timings[i].loadEnd = sc_core::sc_time_stamp();

@@ -8,8 +8,9 @@
 // sends its own to the next stage after its last (see PipelineLink).
 //
 // Two SC_THREADs model the chip's two streams: the load stream issues each tile's memory
-// transactions in order; the compute stream runs each tile's GEMMs, then its vector work (norms,
-// softmax, activation), once its data has arrived.
+// transactions in order (those of KV blocks placed off the chip through its KvFetcher); the
+// compute stream runs each tile's GEMMs, then its vector work (norms, softmax, activation), once
+// its data has arrived.
 // They share the chip's SRAM staging buffers: the load stream takes a free buffer before it
 // loads a tile, the compute stream frees it when the tile's GEMMs are done (with two buffers,
 // tile i+1 loads while tile i computes). The step time thus emerges from the memory controller
@@ -29,6 +30,8 @@
 #include "workloads/StepPlan.h"
 
 namespace scoville::workload {
+
+class KvFetcher;
 
 class StepDriver : public sc_core::sc_module {
  public:
@@ -66,6 +69,10 @@ class StepDriver : public sc_core::sc_module {
     m_input = input;
     m_output = output;
   }
+
+  /// Off-chip KV placement: accesses of a plan on a tier other than local HBM go to `fetcher`
+  /// (a step that has some fails without one).
+  void attachFetcher(KvFetcher* fetcher) { m_fetcher = fetcher; }
 
   PipelineLink* input() const { return m_input; }
   PipelineLink* output() const { return m_output; }
@@ -130,6 +137,7 @@ class StepDriver : public sc_core::sc_module {
   CollectiveGroup* m_group = nullptr;
   PipelineLink* m_input = nullptr;
   PipelineLink* m_output = nullptr;
+  KvFetcher* m_fetcher = nullptr;
   int m_rank = 0;
 };
 

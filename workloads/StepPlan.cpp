@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -235,6 +236,8 @@ class StepPlanner::Builder {
     for (const PlannedOp& op : plan.ops) {
       plan.collectiveBytes += static_cast<double>(op.after.bytes);
       plan.bytesMoved += static_cast<double>(op.bytes());
+      plan.remoteKvBytes += static_cast<double>(op.bytesOn(hw::KvTier::kRemoteHbm));
+      plan.hostKvBytes += static_cast<double>(op.bytesOn(hw::KvTier::kHost));
       plan.flops += op.flops();
       plan.vectorOps += op.vectorOps;
     }
@@ -341,46 +344,97 @@ class StepPlanner::Builder {
 
   uint64_t window(uint32_t l) const { return m.isSlidingLayer(static_cast<int>(l)) ? u(m.slidingWindow) : 0; }
 
-  /// KV bytes this layer reads (the cached tokens each query may see) and appends.
-  /// Tokens of cached KV the layer reads (each sequence's window, or all) and tokens it appends.
-  std::pair<uint64_t, uint64_t> kvTokens(uint32_t l) const {
+  /// Tokens of cached KV layer l reads (each sequence's window, or all) and appends, per tier
+  /// (all local HBM unless the batch carries block tables that place some elsewhere).
+  struct KvTokens {
+    std::array<uint64_t, hw::kKvTierCount> read{};
+    std::array<uint64_t, hw::kKvTierCount> append{};
+  };
+  const KvTokens& kvTokens(uint32_t l) {
     const uint64_t w = window(l);
-    uint64_t read = 0, append = 0;
+    const auto cached = kvTokensByWindow.find(w);
+    if (cached != kvTokensByWindow.end()) return cached->second;
+    KvTokens t;
+    const auto local = hw::kvTierIndex(hw::KvTier::kLocalHbm);
     for (const StepSequence& s : b.sequences) {
-      read += w > 0 ? std::min(s.context, w - 1) : s.context;
-      append += s.tokens;
+      const uint64_t read = w > 0 ? std::min(s.context, w - 1) : s.context;
+      if (b.kv == nullptr) {
+        t.read[local] += read;
+        t.append[local] += s.tokens;
+        continue;
+      }
+      tokensByTier(s.request, s.context - read, s.context, t.read);
+      tokensByTier(s.request, s.context, s.context + s.tokens, t.append);
     }
-    return {read, append};
+    return kvTokensByWindow.emplace(w, t).first->second;
+  }
+
+  /// Adds the tokens [begin, end) of `request` to the tiers their blocks are on.
+  void tokensByTier(uint64_t request, uint64_t begin, uint64_t end, std::array<uint64_t, hw::kKvTierCount>& out) const {
+    const std::vector<hw::KvBlock>& blocks = b.kv->blocks(request);
+    const uint64_t size = b.kv->blockTokens();
+    for (uint64_t i = begin / size; i * size < end; ++i) {
+      const uint64_t from = std::max(begin, i * size);
+      const uint64_t to = std::min(end, (i + 1) * size);
+      // Tokens appended this step past the last block the scheduler allocated stay local (never
+      // reached: the scheduler appends before it plans).
+      const hw::KvTier tier = i < blocks.size() ? blocks[i].tier : hw::KvTier::kLocalHbm;
+      out[hw::kvTierIndex(tier == hw::KvTier::kSram ? hw::KvTier::kLocalHbm : tier)] += to - from;
+    }
   }
 
   /// Reads the step's cached KV of layer l in buffer-sized tiles, appends the new tokens' KV, and
   /// runs `gemms` (the decode attention, split over the tiles in proportion to their bytes) and
-  /// `tail` (per-prefill-sequence attention, after the last tile).
+  /// `tail` (per-prefill-sequence attention, after the last tile). The reads are one stream per
+  /// tier, local HBM first, then remote HBM, then host; each tier's appends continue its stream.
   void attentionTiles(uint32_t l, uint32_t local, const std::vector<tlm::GemmShape>& decodeGemms, double decodeVector,
                       const std::vector<tlm::GemmShape>& tail, double tailVector) {
-    const auto [readTokens, appendTokens] = kvTokens(l);
-    const uint64_t readBytes = readTokens * p.m_kvPerTokenLayer;
-    // One stream each from the first sequence's blocks: the controller spreads it over its channels
-    // as the blocks. It stays inside the layer's region, wrapping at its end (kvLayerStride).
-    const uint64_t region = p.m_kvBase + local * b.kvLayerStride;
-    const uint64_t start = b.sequences.front().kvAddress;
-    const auto addKv = [&](PlannedOp& op, tlm::OpKind kind, uint64_t offset, uint64_t bytes) {
+    const KvTokens& kv = kvTokens(l);
+    // Local HBM: one stream from the first sequence's blocks; the controller spreads it over its
+    // channels as the blocks. It stays inside the layer's region, wrapping at its end
+    // (kvLayerStride). Off the chip: from the start of the layer's region of that tier's KV space.
+    struct Stream {
+      uint64_t base = 0;
+      uint64_t stride = 0;  // 0: no wrap
+      uint64_t cursor = 0;
+    };
+    std::array<Stream, hw::kKvTierCount> streams{};
+    streams[hw::kvTierIndex(hw::KvTier::kLocalHbm)] =
+        Stream{p.m_kvBase + local * b.kvLayerStride, b.kvLayerStride, b.sequences.front().kvAddress};
+    if (b.kv != nullptr) {
+      for (const hw::KvTier tier : {hw::KvTier::kRemoteHbm, hw::KvTier::kHost}) {
+        const uint64_t stride = b.kv->capacityBlocks(tier) * b.kv->layerBlockBytes();
+        streams[hw::kvTierIndex(tier)] = Stream{local * stride, stride, 0};
+      }
+    }
+    const auto addKv = [&](PlannedOp& op, tlm::OpKind kind, hw::KvTier tier, uint64_t bytes) {
+      Stream& s = streams[hw::kvTierIndex(tier)];
       while (bytes > 0) {
-        const uint64_t at = b.kvLayerStride > 0 ? (start + offset) % b.kvLayerStride : start + offset;
-        const uint64_t run = b.kvLayerStride > 0 ? std::min(bytes, b.kvLayerStride - at) : bytes;
-        op.accesses.push_back(MemoryAccess{kind, region + at, run});
-        offset += run;
+        const uint64_t at = s.stride > 0 ? s.cursor % s.stride : s.cursor;
+        const uint64_t run = s.stride > 0 ? std::min(bytes, s.stride - at) : bytes;
+        op.accesses.push_back(MemoryAccess{kind, s.base + at, run, tier});
+        s.cursor += run;
         bytes -= run;
       }
     };
+    std::array<uint64_t, hw::kKvTierCount> readLeft{};
+    uint64_t readBytes = 0;
+    for (std::size_t t = 0; t < hw::kKvTierCount; ++t) {
+      readLeft[t] = kv.read[t] * p.m_kvPerTokenLayer;
+      readBytes += readLeft[t];
+    }
     const auto tiles = std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(static_cast<double>(readBytes) / tile)));
-    uint64_t offset = 0;
     for (uint64_t t = 0; t < tiles; ++t) {
       const tlm::LlmPhase phase = decodes > 0 ? tlm::LlmPhase::kDecode : tlm::LlmPhase::kPrefill;
       PlannedOp& op = push("attention", l, t + 1 == tiles && decodes == 0 ? tlm::LlmPhase::kPrefill : phase);
-      const uint64_t bytes = shardOf(readBytes, static_cast<int>(tiles), static_cast<int>(t));
-      addKv(op, tlm::OpKind::kKvRead, offset, bytes);
-      offset += bytes;
+      uint64_t bytes = shardOf(readBytes, static_cast<int>(tiles), static_cast<int>(t));
+      for (const hw::KvTier tier : hw::kKvTiers) {
+        const uint64_t part = std::min(bytes, readLeft[hw::kvTierIndex(tier)]);
+        if (part == 0) continue;
+        addKv(op, tlm::OpKind::kKvRead, tier, part);
+        readLeft[hw::kvTierIndex(tier)] -= part;
+        bytes -= part;
+      }
       for (const tlm::GemmShape& g : decodeGemms) {
         tlm::GemmShape part = g;
         part.n = shardOf(g.n, static_cast<int>(tiles), static_cast<int>(t));
@@ -388,7 +442,10 @@ class StepPlanner::Builder {
       }
       op.vectorOps = decodeVector / static_cast<double>(tiles);
       if (t + 1 == tiles) {
-        addKv(op, tlm::OpKind::kKvAppend, readBytes, appendTokens * p.m_kvPerTokenLayer);
+        for (const hw::KvTier tier : hw::kKvTiers) {
+          const uint64_t append = kv.append[hw::kvTierIndex(tier)] * p.m_kvPerTokenLayer;
+          if (append > 0) addKv(op, tlm::OpKind::kKvAppend, tier, append);
+        }
         op.gemms.insert(op.gemms.end(), tail.begin(), tail.end());
         op.vectorOps += tailVector;
       }
@@ -555,6 +612,7 @@ class StepPlanner::Builder {
   uint64_t sampling = 0;
   uint64_t activationBytes = 0;
   tlm::LlmPhase weightPhase = tlm::LlmPhase::kDecode;
+  std::map<uint64_t, KvTokens> kvTokensByWindow;  ///< kvTokens() by attention window (0: none)
 };
 
 bool StepPlanner::plansLike(const StepPlanner& o) const {

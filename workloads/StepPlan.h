@@ -12,17 +12,22 @@
 #include <vector>
 
 #include "hw/ChipConfig.h"
+#include "hw/kv/KvBlockAllocator.h"
 #include "tlm/OpExtension.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
 
 namespace scoville::workload {
 
-/// One memory transaction of an op.
+/// One memory transaction of an op. Its tier is the chip's own HBM but for KV blocks placed off
+/// the chip (spill_to_remote, offload_to_host), whose addresses are then offsets into that tier's
+/// KV space (the layout of hw::KvBlockAllocator::address); the StepDriver hands those to its
+/// KvFetcher.
 struct MemoryAccess {
   tlm::OpKind kind = tlm::OpKind::kRead;
   uint64_t address = 0;
   uint64_t bytes = 0;
+  hw::KvTier tier = hw::KvTier::kLocalHbm;
 };
 
 /// A collective the tensor-parallel group runs after an op's compute (its result feeds the next op).
@@ -47,7 +52,10 @@ struct PlannedOp {
   tlm::LlmPhase phase = tlm::LlmPhase::kDecode;  ///< the phase its transactions are attributed to
   tlm::OpBlock block = tlm::OpBlock::kOther;     ///< the kind of layer it belongs to (blockOf(name))
 
+  /// Bytes the op reads and writes in the chip's own HBM.
   uint64_t bytes() const;
+  /// Bytes it reads and writes on `tier` (kLocalHbm: as bytes()).
+  uint64_t bytesOn(hw::KvTier tier) const;
   double flops() const;
 };
 
@@ -111,6 +119,9 @@ struct StepBatch {
   /// expertTokens then holds the tokens this chip's experts receive from all members.
   const std::vector<std::vector<uint64_t>>* dispatchBytes = nullptr;
   const std::vector<std::vector<uint64_t>>* combineBytes = nullptr;
+  /// Off-chip KV placement: the cache whose block tables say which tier each sequence's tokens
+  /// are on (reads and appends of blocks off the chip then go to that tier). Null: all in local HBM.
+  const hw::KvBlockAllocator* kv = nullptr;
 
   uint64_t tokens() const;
 };
@@ -126,7 +137,9 @@ struct StepPlan {
   double weightBytes = 0.0;      ///< bytes of the weights this chip holds
   double kvBytes = 0.0;          ///< bytes of this chip's KV cache of the step's sequences after the step
   double collectiveBytes = 0.0;  ///< bytes of all collective buffers (per chip) the step reduces or gathers
-  double bytesMoved = 0.0;       ///< all bytes the step reads and writes
+  double bytesMoved = 0.0;       ///< all bytes the step reads and writes in the chip's HBM
+  double remoteKvBytes = 0.0;    ///< KV bytes it reads and writes in another chip's HBM (spill_to_remote)
+  double hostKvBytes = 0.0;      ///< KV bytes it reads and writes in host memory (offload_to_host)
   double flops = 0.0;            ///< all FLOPs of the step's GEMMs
   double vectorOps = 0.0;        ///< all element operations of the step (norms, softmax, activations)
   double expertTokens = 0.0;     ///< tokens x experts this chip computed (mixture of experts)

@@ -26,8 +26,12 @@ tlm::OpBlock blockOf(const std::string& opName) {
 }
 
 uint64_t PlannedOp::bytes() const {
+  return bytesOn(hw::KvTier::kLocalHbm);
+}
+
+uint64_t PlannedOp::bytesOn(hw::KvTier tier) const {
   return std::accumulate(accesses.begin(), accesses.end(), uint64_t{0},
-                         [](uint64_t sum, const MemoryAccess& a) { return sum + a.bytes; });
+                         [tier](uint64_t sum, const MemoryAccess& a) { return sum + (a.tier == tier ? a.bytes : 0); });
 }
 
 double PlannedOp::flops() const {

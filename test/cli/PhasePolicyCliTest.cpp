@@ -179,9 +179,6 @@ TEST_F(PhasePolicyCliTest, BadServingBlocksAreRejectedWithTheKeyAndNoReport) {
     EXPECT_NE(r.err.find(key), std::string::npos) << name << ": " << r.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file(name + "/report.json"))) << name;
   };
-  rejected("spill", {"scenario.serving.kv_cache_placement=spill_to_remote"}, "serving.kv_cache_placement");
-  rejected("platform-spill", {"platform.placement.kv_cache.placement.impl=offload_to_host"},
-           "placement.kv_cache.placement");
   rejected("typo", {"scenario.serving.kv_cache_placement=nearby"}, "kv_cache_placement");
   rejected("point", {"scenario.serving.decode_policy.dvfs_point=7"}, "serving.decode_policy.dvfs_point");
   rejected("arrays", {"scenario.serving.decode_policy.active_arrays=64"}, "serving.decode_policy.active_arrays");

@@ -10,9 +10,11 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/ChipConfig.h"
+#include "hw/kv/KvBlockAllocator.h"
 #include "test/support/Shipped.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
@@ -224,6 +226,63 @@ TEST(StepPlanner, KvStreamStartingNearTheEndOfItsLayerRegionWrapsInsideIt) {
   }
   EXPECT_EQ(read, 2000 * perToken);
   EXPECT_EQ(wrapped, 1u) << "the stream continues at the region's start";
+}
+
+TEST(StepPlanner, KvBlocksOffTheChipAreReadAndAppendedOnTheirTierAndNotCountedAsHbmBytes) {
+  // tiny-moe's sliding layer 0 reads the last 127 cached tokens; its full layers all of them. A
+  // cache of 4 local blocks of 16 tokens spills request 2's blocks to remote HBM (spill_to_remote)
+  // or host memory (offload_to_host); the plan reads and appends each token on its block's tier.
+  const ModelConfig m = shippedModel("tiny-moe");
+  const StepPlanner planner(m, jalapeno(), ModelShard{});
+  const uint64_t perToken = planner.kvBytesPerTokenPerLayer();
+  const Routing routed = routing(m, [](int, int e) { return e < 8 ? 1u : 0u; });
+  for (const auto& [policy, tier] :
+       {std::pair{"spill_to_remote", hw::KvTier::kRemoteHbm}, std::pair{"offload_to_host", hw::KvTier::kHost}}) {
+    SCOPED_TRACE(policy);
+    hw::KvCacheConfig config;
+    config.blockTokens = 16;
+    config.placement = policy;
+    const hw::KvModelShape shape{static_cast<uint32_t>(m.layers), perToken};
+    const uint64_t block = 16 * perToken * u(m.layers);
+    hw::KvTierCapacities capacities;
+    capacities.localHbmBytes = 4 * block;
+    (tier == hw::KvTier::kRemoteHbm ? capacities.remoteHbmBytes : capacities.hostBytes) = 100 * block;
+    hw::KvBlockAllocator kv(config, shape, capacities, hw::makeKvPlacementPolicy(policy));
+    ASSERT_TRUE(kv.admit(1, 40).ok);   // 3 local blocks
+    ASSERT_TRUE(kv.admit(2, 200).ok);  // 1 local block (tokens 0..15), 12 off the chip (16..199)
+    ASSERT_TRUE(kv.append(1, 1).ok);
+    ASSERT_TRUE(kv.append(2, 1).ok);  // token 200 joins block 12, off the chip
+    StepBatch b;
+    b.kvLayerStride = kv.capacityBlocks(hw::KvTier::kLocalHbm) * kv.layerBlockBytes();
+    b.sequences = {StepSequence{1, 40, 1, true, kv.address(kv.blocks(1).front(), 0)},
+                   StepSequence{2, 200, 1, true, kv.address(kv.blocks(2).front(), 0)}};
+    b.expertTokens = &routed;
+    const StepPlan local = planner.plan(b);
+    b.kv = &kv;
+    const StepPlan split = planner.plan(b);
+    EXPECT_DOUBLE_EQ(local.remoteKvBytes + local.hostKvBytes, 0.0) << "without block tables all KV is local";
+    const uint64_t offTier = tier == hw::KvTier::kRemoteHbm ? 0 : 1;
+    const double off[] = {split.remoteKvBytes, split.hostKvBytes};
+    uint64_t expectedOff = 0;
+    for (uint32_t l = 0; l < 4; ++l) {
+      // Request 2's cached tokens 16..199 are off the chip: all 184 on full layers, the last 127
+      // (73..199) on the sliding one; request 1's are local. Appends: request 2's only.
+      expectedOff += (m.isSlidingLayer(static_cast<int>(l)) ? 127 : 184) * perToken + perToken;
+    }
+    EXPECT_DOUBLE_EQ(off[offTier], static_cast<double>(expectedOff));
+    EXPECT_DOUBLE_EQ(off[1 - offTier], 0.0);
+    EXPECT_DOUBLE_EQ(split.bytesMoved + off[offTier], local.bytesMoved) << "every byte moved once, on one tier";
+    const uint64_t stride = kv.capacityBlocks(tier) * kv.layerBlockBytes();
+    for (const PlannedOp& op : split.ops) {
+      for (const MemoryAccess& a : op.accesses) {
+        if (a.tier != tier) continue;
+        EXPECT_EQ(op.name, "attention");
+        const uint32_t l = op.layer - planner.firstLayer();
+        EXPECT_GE(a.address, l * stride) << "offsets into the layer's region of the tier's KV space";
+        EXPECT_LE(a.address + a.bytes, (l + 1) * stride);
+      }
+    }
+  }
 }
 
 TEST(StepPlanner, MlaCachesTheLatentAndRopeKeyOnEveryTensorParallelRank) {
