@@ -9,6 +9,7 @@
 #include "tlm/config/Schema.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/Validation.h"
 
 namespace po = boost::program_options;
 
@@ -25,6 +26,7 @@ commands:
   sweep            run a grid of points (concurrencies, platforms, varied keys), one process each
   merge            combine finished runs into results.json (Pareto frontiers, comparison) and points.csv
   report           merge runs and render a design-review report (index.html, report.md, plots)
+  validate         run a validation dataset and compare with its measurements (MAPE per metric)
   platform show    print a platform's units and totals
   config-docs      print the configuration reference (Markdown; docs/config.md)
 
@@ -50,7 +52,7 @@ int configDocsCommand(const Args& args, std::ostream& out) {
       << "decimal prefixes k M G T P and m u n p f, binary prefixes Ki Mi Gi Ti on bytes and bits. "
       << "Unknown keys, missing units and out-of-range values are errors.\n\n";
   config::writeMarkdown(out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(),
-                              &workload::ScenarioConfig::schema()});
+                              &workload::ScenarioConfig::schema(), &workload::ValidationDataset::schema()});
   return kExitOk;
 }
 
@@ -70,6 +72,7 @@ int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (command == "run") return runCommand(args, out);
     if (command == "sweep") return sweepCommand(args, out);
     if (command == "merge") return mergeCommand(args, out);
+    if (command == "validate") return validateCommand(args, out);
     if (command == "report") return reportCommand(args, out);
     if (command == "config-docs") return configDocsCommand(args, out);
     if (command == "platform") {

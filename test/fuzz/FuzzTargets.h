@@ -12,6 +12,7 @@
 #include "tlm/config/Units.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/Validation.h"
 
 namespace scoville::test {
 
@@ -20,10 +21,16 @@ void parseFuzzConfig(const char* root, const std::string& text) {
   (void)Config::schema().parse(config::loadConfigText(root, text, "fuzz.yaml"));
 }
 
-/// Parses `text` with the loader `selector` picks (mod 6): platform, model, scenario, kv_cache,
-/// network, or the unit parser. Throws config::ConfigError for bad input; a unit-parser error
-/// is swallowed. Anything else escaping is a bug.
+/// Parses `text` with the loader `selector` picks: a validation dataset when selector mod 7 is
+/// 6, else (mod 6) platform, model, scenario, kv_cache, network, or the unit parser (so the
+/// regressions kept from before validation datasets existed still reach their loader). Throws
+/// config::ConfigError for bad input; a unit-parser error is swallowed. Anything else escaping
+/// is a bug.
 inline void parseFuzzInput(uint8_t selector, const std::string& text) {
+  if (selector % 7 == 6) {
+    parseFuzzConfig<workload::ValidationDataset>("validation", text);
+    return;
+  }
   switch (selector % 6) {
     case 0: parseFuzzConfig<platform::PlatformConfig>("platform", text); break;
     case 1: parseFuzzConfig<workload::ModelConfig>("model", text); break;

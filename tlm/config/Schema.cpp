@@ -125,6 +125,17 @@ std::vector<int> readIntegerList(const Node& node, const Range& range, bool allo
   return values;
 }
 
+std::vector<std::string> readTextList(const Node& node) {
+  const YAML::Node& list = node.yaml();
+  if (!list.IsSequence()) {
+    node.fail(ErrorKind::kWrongType,
+              fmt::format("key '{}' expects a list of text, got {}", node.path(), describeShape(list)));
+  }
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < list.size(); ++i) values.push_back(readText(node.at(i)));
+  return values;
+}
+
 std::vector<double> readQuantityList(const Node& node, Dimension dimension, const Range& range) {
   const YAML::Node& list = node.yaml();
   if (!list.IsSequence() || list.size() == 0) {

@@ -117,6 +117,8 @@ double readNumber(const Node& node, const Range& range);
 long long readInteger(const Node& node, const Range& range);
 std::vector<int> readIntegerList(const Node& node, const Range& range, bool allowEmpty);
 std::vector<double> readQuantityList(const Node& node, Dimension dimension, const Range& range);
+/// A list (possibly empty) of non-empty texts.
+std::vector<std::string> readTextList(const Node& node);
 bool readFlag(const Node& node);
 std::string readText(const Node& node);
 std::string readChoice(const Node& node, const std::vector<std::string>& options);
@@ -279,6 +281,13 @@ class Schema : public SchemaBase {
     if (!allowEmpty) rangeText = rangeText.empty() ? "non-empty" : "non-empty, each " + rangeText;
     add(std::move(key), "list of integers", std::move(need), std::move(rangeText), std::move(description),
         [member, r, allowEmpty](T& out, const Node& n) { out.*member = readIntegerList(n, r, allowEmpty); });
+    return std::move(*this);
+  }
+
+  /// A list of non-empty texts, e.g. `[a, b]`; `[]` is allowed.
+  Schema&& textList(std::string key, std::vector<std::string> T::*member, Need need, std::string description) && {
+    add(std::move(key), "list of text", std::move(need), "", std::move(description),
+        [member](T& out, const Node& n) { out.*member = readTextList(n); });
     return std::move(*this);
   }
 

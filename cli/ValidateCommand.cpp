@@ -1,0 +1,225 @@
+// `scoville validate DATASET.yaml`: runs every point of a validation dataset as its own
+// `scoville run` (SystemC elaborates once per process), compares each measured metric with the
+// simulated one, and prints and writes (validation.json) the signed errors and the MAPE per
+// metric. Skipped points are listed with their reason; points that fail to run are listed with
+// the run's error. Format: docs/validation.md.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "cli/Commands.h"
+#include "cli/ReportWriter.h"
+#include "cli/Sweep.h"
+#include "tlm/config/ConfigError.h"
+#include "tlm/config/Loader.h"
+#include "workloads/Validation.h"
+
+namespace scoville::cli {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+using config::ConfigError;
+using config::ErrorKind;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+struct PointOutcome {
+  std::string status;  // "compared", "skipped", "failed"
+  std::string reason;
+  std::vector<workload::MetricComparison> comparisons;
+  double wallS = 0.0;
+};
+
+std::string percent(double v) {
+  return fmt::format("{:+.1f}%", v);
+}
+
+std::string number(double v) {
+  const double a = std::abs(v);
+  if (a != 0.0 && (a < 1e-2 || a >= 1e6)) return fmt::format("{:.3g}", v);
+  return fmt::format("{:.4g}", v);
+}
+
+/// Compares `report` with the point's measurements; fills `outcome` (failed when a metric is missing).
+void compare(const workload::ValidationPoint& point, const nlohmann::json& report, PointOutcome& outcome) {
+  for (const workload::MeasuredMetric& m : point.metrics) {
+    const std::optional<double> simulated = workload::simulatedMetric(report, m);
+    const std::string name = workload::validationMetricName(m.metric);
+    if (!simulated) {
+      outcome.status = "failed";
+      outcome.reason = fmt::format("the run's report has no {} (a power model is needed for power)", name);
+      outcome.comparisons.clear();
+      return;
+    }
+    const double measured = m.si();
+    outcome.comparisons.push_back(
+        workload::MetricComparison{point.id, name, measured, *simulated, (*simulated - measured) / measured * 100.0});
+  }
+  outcome.status = "compared";
+}
+
+}  // namespace
+
+int validateCommand(const Args& args, std::ostream& out) {
+  std::string datasetFile, outDir, only;
+  unsigned jobs = 1;
+  bool quiet = false;
+  po::options_description description("scoville validate: run a validation dataset and compare with its measurements");
+  description.add_options()("help,h", "show this help")(
+      "out,o", po::value(&outDir), "results directory: validation.json and points/ID/ (default validation-NAME)")(
+      "jobs,j", po::value(&jobs)->default_value(1), "points run at once")(
+      "only", po::value(&only), "comma-separated point ids to run (the others are listed as not selected)")(
+      "quiet,q", po::bool_switch(&quiet), "print only the summary");
+  po::options_description hidden;
+  hidden.add_options()("dataset", po::value(&datasetFile));
+  po::options_description options;
+  options.add(description).add(hidden);
+  po::positional_options_description positional;
+  positional.add("dataset", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  if (vm.count("help") || datasetFile.empty()) {
+    out << "usage: scoville validate DATASET.yaml [--out DIR] [--jobs N] [--only ID,...]\n"
+        << "Datasets ship in workloads/validation/ (docs/validation.md).\n"
+        << description << "\n";
+    return datasetFile.empty() && !vm.count("help") ? kExitUsageOrConfigError : kExitOk;
+  }
+  if (jobs == 0) throw ConfigError(ErrorKind::kOutOfRange, "--jobs", "--jobs must be at least 1");
+  const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
+  const workload::ValidationDataset dataset = workload::loadValidationDataset(file);
+  std::set<std::string> selected;
+  if (!only.empty()) {
+    std::stringstream list(only);
+    for (std::string id; std::getline(list, id, ',');) {
+      const bool known = std::any_of(dataset.points.begin(), dataset.points.end(),
+                                     [&](const workload::ValidationPoint& p) { return p.id == id; });
+      if (!known) throw ConfigError(ErrorKind::kUnknownName, "--only", fmt::format("no point '{}' in {}", id, file));
+      selected.insert(id);
+    }
+  }
+  if (outDir.empty()) outDir = "validation-" + dataset.name;
+  prepareOutputDirectory(outDir);
+
+  // Run the points, `jobs` at a time.
+  std::vector<PointOutcome> outcomes(dataset.points.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < dataset.points.size(); ++i) {
+    const workload::ValidationPoint& p = dataset.points[i];
+    if (!p.skip.empty()) {
+      outcomes[i] = PointOutcome{"skipped", p.skip, {}, 0.0};
+    } else if (!selected.empty() && selected.count(p.id) == 0) {
+      outcomes[i] = PointOutcome{"not_selected", "not in --only", {}, 0.0};
+    } else {
+      todo.push_back(i);
+    }
+  }
+  const std::string self = sweep::selfExecutable();
+  ::setenv("SCOVILLE_SWEEP_PID", std::to_string(::getpid()).c_str(), 1);  // the runs die with this process
+  sweep::ProcessPool pool;
+  std::map<pid_t, std::pair<std::size_t, std::chrono::steady_clock::time_point>> running;
+  std::size_t next = 0;
+  while (next < todo.size() || pool.running() > 0) {
+    while (next < todo.size() && pool.running() < jobs) {
+      const workload::ValidationPoint& p = dataset.points[todo[next]];
+      const fs::path dir = fs::path(outDir) / "points" / p.id;
+      fs::remove_all(dir);
+      fs::create_directories(dir);
+      running[pool.spawn(self, workload::validationRunArguments(p, dir.string()), (dir / "run.log").string())] = {
+          todo[next], std::chrono::steady_clock::now()};
+      ++next;
+    }
+    const auto ended = pool.waitAny(1.0);
+    if (!ended) continue;
+    const auto [index, started] = running.at(ended->first);
+    running.erase(ended->first);
+    const workload::ValidationPoint& p = dataset.points[index];
+    const fs::path dir = fs::path(outDir) / "points" / p.id;
+    PointOutcome& o = outcomes[index];
+    o.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (ended->second != 0) {
+      o.status = "failed";
+      o.reason = fmt::format("exit code {}: {}", ended->second, sweep::tailOfFile((dir / "run.log").string(), 3));
+    } else {
+      std::ifstream in(dir / "report.json");
+      compare(p, nlohmann::json::parse(in, nullptr, false), o);
+    }
+    if (!quiet) {
+      out << fmt::format("{}: {} in {:.1f} s{}\n", p.id, o.status, o.wallS,
+                         o.reason.empty() ? "" : " (" + o.reason + ")");
+    }
+  }
+
+  // The table, the summary, validation.json.
+  std::vector<workload::MetricComparison> all;
+  Json points = Json::array();
+  out << fmt::format("\n{:<32} {:<26} {:>12} {:>12} {:>9}\n", "point", "metric", "measured", "simulated", "error");
+  for (std::size_t i = 0; i < dataset.points.size(); ++i) {
+    const workload::ValidationPoint& p = dataset.points[i];
+    const PointOutcome& o = outcomes[i];
+    Json metrics = Json::array();
+    for (const workload::MetricComparison& c : o.comparisons) {
+      all.push_back(c);
+      out << fmt::format("{:<32} {:<26} {:>12} {:>12} {:>9}\n", p.id, c.metric, number(c.measured), number(c.simulated),
+                         percent(c.errorPercent));
+      metrics.push_back({{"metric", c.metric},
+                         {"measured", c.measured},
+                         {"simulated", c.simulated},
+                         {"error_percent", c.errorPercent}});
+    }
+    if (o.status == "skipped" || o.status == "failed") out << fmt::format("{:<32} {}: {}\n", p.id, o.status, o.reason);
+    points.push_back({{"id", p.id},
+                      {"hardware", p.hardware},
+                      {"framework", p.framework},
+                      {"source", p.source},
+                      {"uncertain", p.uncertain},
+                      {"status", o.status},
+                      {"reason", o.reason.empty() ? Json(nullptr) : Json(o.reason)},
+                      {"wall_time_s", o.wallS},
+                      {"metrics", metrics}});
+  }
+  Json summary = Json::object();
+  out << fmt::format("\n{:<26} {:>6} {:>8} {:>10}  {}\n", "metric", "points", "MAPE", "max |err|", "worst point");
+  for (const auto& [metric, s] : workload::summarize(all)) {
+    out << fmt::format("{:<26} {:>6} {:>7.1f}% {:>9.1f}%  {}\n", metric, s.points, s.mape, s.maxAbsErrorPercent,
+                       s.worstPoint);
+    summary[metric] = {{"points", s.points},
+                       {"mape_percent", s.mape},
+                       {"max_abs_error_percent", s.maxAbsErrorPercent},
+                       {"worst_point", s.worstPoint}};
+  }
+  std::size_t failed = 0, skipped = 0;
+  for (const PointOutcome& o : outcomes) {
+    failed += o.status == "failed" ? 1 : 0;
+    skipped += o.status == "skipped" ? 1 : 0;
+  }
+  out << fmt::format(
+      "{} points: {} compared, {} skipped, {} failed\n", dataset.points.size(),
+      dataset.points.size() - skipped - failed -
+          static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(),
+                                                 [](const PointOutcome& o) { return o.status == "not_selected"; })),
+      skipped, failed);
+  const Json result = {{"dataset", dataset.name},
+                       {"file", file},
+                       {"description", dataset.description},
+                       {"summary", summary},
+                       {"points", points}};
+  writeFileAtomically((fs::path(outDir) / "validation.json").string(), result.dump(2) + "\n");
+  out << "validation: " << (fs::path(outDir) / "validation.json").string() << "\n";
+  return failed > 0 ? kExitSimulationError : kExitOk;
+}
+
+}  // namespace scoville::cli

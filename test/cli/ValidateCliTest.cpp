@@ -1,0 +1,91 @@
+// `scoville validate`, end to end: a dataset of tiny-dense points on one jalapeno chip, one of
+// them skipped and one that cannot run; the signed errors against a run of the same point, the
+// statuses, the exit codes, and a bad dataset refused before anything runs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test/support/Subprocess.h"
+
+namespace scoville::test {
+namespace {
+
+using Json = nlohmann::json;
+
+const char* kPoint = R"(
+- id: {ID}
+  source: a test
+  hardware: jalapeno
+  framework: none
+  platform: jalapeno
+  model: tiny-dense
+  isl: 256
+  osl: 32
+  concurrency: 2
+  requests: 4
+  sets: [{SET}]
+  metrics:
+  - {name: tpot, value: 50, unit: us}
+  - {name: output_throughput_per_gpu, value: 1000, unit: tok/s/GPU}
+)";
+
+std::string point(const std::string& id, const std::string& set) {
+  std::string p = kPoint;
+  p.replace(p.find("{ID}"), 4, id);
+  p.replace(p.find("{SET}"), 5, set);
+  return p;
+}
+
+TEST(ValidateCli, ComparesEveryMeasuredMetricListsSkippedAndFailedPointsAndWritesValidationJson) {
+  TempDir dir;
+  const std::string dataset =
+      "name: t\ndescription: test\npoints:" + point("ok", "scenario.random_range_ratio=1") +
+      point("broken", "model.layers=0") +
+      "- id: later\n  source: s\n  hardware: h\n  framework: f\n  skip: not expressible\n  metrics:\n"
+      "  - {name: ttft, value: 1, unit: s}\n";
+  writeFile(dir.file("d.yaml"), dataset);
+  const ProcessResult r = runScoville({"validate", dir.file("d.yaml"), "--out", dir.file("v"), "-j", "2"});
+  EXPECT_EQ(r.exitCode, 1) << "a point failed to run: " << r.out << r.err;
+  EXPECT_NE(r.out.find("3 points: 1 compared, 1 skipped, 1 failed"), std::string::npos) << r.out;
+  const Json v = Json::parse(readFile(dir.file("v/validation.json")));
+  ASSERT_EQ(v["points"].size(), 3u);
+  const Json& ok = v["points"][0];
+  EXPECT_EQ(ok["status"], "compared");
+  ASSERT_EQ(ok["metrics"].size(), 2u);
+  // The simulated values are the run's own report's.
+  const Json report = Json::parse(readFile(dir.file("v/points/ok/report.json")));
+  const Json& tpot = ok["metrics"][0];
+  EXPECT_EQ(tpot["metric"], "tpot");
+  EXPECT_DOUBLE_EQ(tpot["measured"].get<double>(), 50e-6);
+  EXPECT_DOUBLE_EQ(tpot["simulated"].get<double>(),
+                   report["results"]["metrics"]["inferencex"]["median_tpot"].get<double>());
+  EXPECT_NEAR(tpot["error_percent"].get<double>(), (tpot["simulated"].get<double>() / 50e-6 - 1.0) * 100.0, 1e-9);
+  EXPECT_EQ(v["points"][1]["status"], "failed");
+  EXPECT_NE(v["points"][1]["reason"].get<std::string>().find("layers"), std::string::npos) << v["points"][1];
+  EXPECT_EQ(v["points"][2]["status"], "skipped");
+  EXPECT_EQ(v["points"][2]["reason"], "not expressible");
+  EXPECT_EQ(v["summary"]["tpot"]["points"], 1);
+  EXPECT_DOUBLE_EQ(v["summary"]["tpot"]["mape_percent"].get<double>(), std::abs(tpot["error_percent"].get<double>()));
+}
+
+TEST(ValidateCli, ABadDatasetIsRefusedNamingTheKeyAndNothingRuns) {
+  TempDir dir;
+  writeFile(dir.file("d.yaml"),
+            "name: t\ndescription: test\npoints:" + point("ok", "scenario.random_range_ratio=1") + "  concurency: 3\n");
+  const ProcessResult r = runScoville({"validate", dir.file("d.yaml"), "--out", dir.file("v")});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("concurency"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("d.yaml"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("v/validation.json")));
+  const ProcessResult missing = runScoville({"validate", dir.file("nope.yaml")});
+  EXPECT_EQ(missing.exitCode, 2);
+  EXPECT_NE(missing.err.find("nope.yaml"), std::string::npos) << missing.err;
+  const ProcessResult unknown = runScoville({"validate", dir.file("d.yaml"), "--only", "zzz"});
+  EXPECT_EQ(unknown.exitCode, 2);
+}
+
+}  // namespace
+}  // namespace scoville::test

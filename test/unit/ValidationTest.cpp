@@ -1,0 +1,145 @@
+// Validation datasets (workloads/Validation.h): the format's checks, the run a point maps to, the
+// metrics read from a report and the error summary. The shipped calibration set loads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tlm/config/ConfigError.h"
+#include "tlm/config/Loader.h"
+#include "workloads/Validation.h"
+
+namespace scoville::workload {
+namespace {
+
+ValidationDataset parse(const std::string& yaml) {
+  return ValidationDataset::schema().parse(config::loadConfigText("validation", yaml, "v.yaml"));
+}
+
+std::optional<config::ConfigError> errorOf(const std::string& yaml) {
+  try {
+    parse(yaml);
+  } catch (const config::ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted:\n" << yaml;
+  return std::nullopt;
+}
+
+const std::string kHead = "name: t\ndescription: d\npoints:\n";
+const std::string kPoint =
+    "- id: a\n  source: s\n  hardware: H100\n  framework: vLLM\n  platform: h100-hgx8\n  model: gpt-oss-120b\n"
+    "  tp: 8\n  concurrency: 4\n";
+
+TEST(ValidationDataset, ParsesAPointAndConvertsItsUnits) {
+  const ValidationDataset d = parse(kHead + kPoint +
+                                    "  metrics:\n  - {name: tpot, value: 3.71, unit: ms, statistic: mean}\n"
+                                    "  - {name: output_throughput_per_gpu, value: 129.6, unit: tok/s/GPU}\n");
+  ASSERT_EQ(d.points.size(), 1u);
+  const ValidationPoint& p = d.points[0];
+  EXPECT_EQ(p.scenario, "inferencex-1k1k");
+  ASSERT_EQ(p.metrics.size(), 2u);
+  EXPECT_EQ(p.metrics[0].metric, ValidationMetric::kTpot);
+  EXPECT_DOUBLE_EQ(p.metrics[0].si(), 3.71e-3);
+  EXPECT_EQ(p.metrics[0].statistic, "mean");
+  EXPECT_EQ(p.metrics[1].statistic, "median");
+  EXPECT_DOUBLE_EQ(p.metrics[1].si(), 129.6);
+}
+
+TEST(ValidationDataset, RejectsWrongUnitsDuplicateIdsMissingRunKeysAndTypos) {
+  const auto expect = [](const std::string& yaml, config::ErrorKind kind, const std::string& words) {
+    SCOPED_TRACE(yaml);
+    const std::optional<config::ConfigError> e = errorOf(yaml);
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->kind(), kind) << e->what();
+    EXPECT_NE(std::string(e->what()).find(words), std::string::npos) << e->what();
+    EXPECT_NE(std::string(e->what()).find("v.yaml"), std::string::npos) << e->what();
+  };
+  const std::string tpot = "  metrics:\n  - {name: tpot, value: 3.71, unit: tok/s}\n";
+  expect(kHead + kPoint + tpot, config::ErrorKind::kBadUnit, "points[0].metrics[0].unit");
+  const std::string ok = "  metrics:\n  - {name: tpot, value: 3.71, unit: ms}\n";
+  expect(kHead + kPoint + ok + kPoint + ok, config::ErrorKind::kInvalidConfig, "'a' is used twice");
+  expect(kHead + "- id: b\n  source: s\n  hardware: H100\n  framework: vLLM\n  model: m\n  concurrency: 1\n" + ok,
+         config::ErrorKind::kMissingKey, "platform");
+  expect(kHead + kPoint + "  metrics:\n  - {name: tpop, value: 3.71, unit: ms}\n", config::ErrorKind::kOutOfRange,
+         "did you mean 'tpot'");
+  expect(kHead + kPoint + "  concurency: 8\n" + ok, config::ErrorKind::kUnknownKey, "concurency");
+  expect(kHead + kPoint + "  metrics:\n  - {name: tpot, value: -1, unit: ms}\n", config::ErrorKind::kOutOfRange,
+         "value");
+  // A skipped point needs no run keys.
+  EXPECT_NO_THROW(parse(kHead + "- id: c\n  source: s\n  hardware: X\n  framework: Y\n  skip: why\n" + ok));
+}
+
+TEST(ValidationDataset, RunArgumentsSetTheChipsParallelismLengthsLoadAndTheExtraSets) {
+  ValidationPoint p;
+  p.platform = "b200-hgx8";
+  p.model = "gpt-oss-120b";
+  p.scenario = "inferencex-8k1k";
+  p.gpus = 2;
+  p.dp = 2;
+  p.ep = 2;
+  p.isl = 8192;
+  p.osl = 1024;
+  p.concurrency = 512;
+  p.sets = {"model.compute_precision=fp8"};
+  const std::vector<std::string> args = validationRunArguments(p, "out/x");
+  const auto has = [&](const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); };
+  EXPECT_EQ(args[0], "run");
+  for (const char* a : {"b200-hgx8", "gpt-oss-120b", "inferencex-8k1k", "out/x", "platform.chips[0].count=2",
+                        "platform.placement.tp=1", "platform.placement.dp=2", "platform.placement.ep=2",
+                        "scenario.input_tokens=8192", "scenario.output_tokens=1024", "scenario.load.concurrency=512",
+                        "scenario.requests=512", "model.compute_precision=fp8"}) {
+    EXPECT_TRUE(has(a)) << a;
+  }
+  p.gpus = 0;
+  p.requests = 64;
+  const std::vector<std::string> fewer = validationRunArguments(p, "o");
+  EXPECT_EQ(
+      std::count_if(fewer.begin(), fewer.end(), [](const std::string& a) { return a.rfind("platform.chips", 0) == 0; }),
+      0);
+  EXPECT_NE(std::find(fewer.begin(), fewer.end(), "scenario.requests=64"), fewer.end());
+}
+
+TEST(ValidationDataset, ReadsSimulatedMetricsFromAReportAndSummarisesSignedErrors) {
+  const nlohmann::json report = {
+      {"results",
+       {{"metrics",
+         {{"inferencex",
+           {{"median_tpot", 0.004}, {"mean_tpot", 0.005}, {"output_tput_per_gpu", 100.0}, {"tput_per_gpu", 200.0}}}}}}},
+      {"power", {{"serving", {{"average_power_per_chip_w", 150.0}}}}}};
+  MeasuredMetric tpot{ValidationMetric::kTpot, 4.0, "ms", "median"};
+  EXPECT_DOUBLE_EQ(*simulatedMetric(report, tpot), 0.004);
+  tpot.statistic = "mean";
+  EXPECT_DOUBLE_EQ(*simulatedMetric(report, tpot), 0.005);
+  EXPECT_DOUBLE_EQ(*simulatedMetric(report, MeasuredMetric{ValidationMetric::kPowerPerGpu, 1, "W", ""}), 150.0);
+  EXPECT_FALSE(simulatedMetric(report, MeasuredMetric{ValidationMetric::kTtft, 1, "s", "median"}).has_value());
+  EXPECT_FALSE(simulatedMetric(nlohmann::json::object(), tpot).has_value());
+
+  const auto summary = summarize(
+      {{"a", "tpot", 1.0, 1.1, 10.0}, {"b", "tpot", 1.0, 0.7, -30.0}, {"a", "power_per_gpu", 100.0, 95.0, -5.0}});
+  ASSERT_EQ(summary.size(), 2u);
+  EXPECT_EQ(summary.at("tpot").points, 2u);
+  EXPECT_DOUBLE_EQ(summary.at("tpot").mape, 20.0);
+  EXPECT_DOUBLE_EQ(summary.at("tpot").maxAbsErrorPercent, 30.0);
+  EXPECT_EQ(summary.at("tpot").worstPoint, "b");
+  EXPECT_DOUBLE_EQ(summary.at("power_per_gpu").mape, 5.0);
+}
+
+TEST(ValidationDataset, TheShippedCalibrationSetLoadsAndKeepsEverySourcePoint) {
+  const ValidationDataset d =
+      loadValidationDataset(config::resolveConfigFile("DATASET", "workloads/validation", "calibration"));
+  EXPECT_EQ(d.name, "calibration");
+  std::size_t run = 0, skipped = 0;
+  for (const ValidationPoint& p : d.points) {
+    EXPECT_FALSE(p.source.empty()) << p.id;
+    (p.skip.empty() ? run : skipped) += 1;
+  }
+  EXPECT_GE(run, 17u);
+  EXPECT_GE(skipped, 6u);
+}
+
+}  // namespace
+}  // namespace scoville::workload

@@ -1,0 +1,112 @@
+#pragma once
+// Validation datasets: measured serving results of real systems (hardware, GPU count,
+// parallelism, framework, ISL/OSL, load, metrics, source) and how each maps onto a Scoville run,
+// plus the comparison of a run's report against the measurement. Pure C++: `scoville validate`
+// (cli/ValidateCommand.cpp) runs the points, one process each. Format: docs/validation.md.
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tlm/config/Schema.h"
+
+namespace scoville::workload {
+
+/// A metric a dataset may give, and where a report holds its simulated value.
+enum class ValidationMetric {
+  kOutputThroughputPerGpu,  ///< output tokens/s per GPU (results.metrics.inferencex.output_tput_per_gpu)
+  kThroughputPerGpu,        ///< input + output tokens/s per GPU (tput_per_gpu)
+  kTpot,                    ///< time per output token (median_tpot or mean_tpot)
+  kTtft,                    ///< time to first token
+  kE2el,                    ///< end-to-end latency
+  kInteractivity,           ///< tokens/s per user (median_intvty or mean_intvty)
+  kPowerPerGpu,             ///< average power per chip over the window (power.serving.average_power_per_chip_w)
+};
+
+/// Stable name of a metric in datasets and results: output_throughput_per_gpu, throughput_per_gpu,
+/// tpot, ttft, e2el, interactivity, power_per_gpu.
+const char* validationMetricName(ValidationMetric metric);
+
+/// One measured value.
+struct MeasuredMetric {
+  ValidationMetric metric = ValidationMetric::kOutputThroughputPerGpu;
+  double value = 0.0;     ///< as published, in `unit`
+  std::string unit;       ///< one the metric accepts (tok/s/GPU; s, ms or us; tok/s/user; W or kW)
+  std::string statistic;  ///< median or mean (latencies and interactivity)
+  double si() const;      ///< value in the report's unit (seconds, tokens/s, watts)
+
+  static const config::Schema<MeasuredMetric>& schema();
+};
+
+/// One measured configuration and the run that stands for it.
+struct ValidationPoint {
+  std::string id;         ///< unique in the dataset
+  std::string source;     ///< where the numbers come from
+  std::string hardware;   ///< as published
+  std::string framework;  ///< serving stack as published (TensorRT-LLM, vLLM, SGLang, ...)
+  std::string precision;  ///< as published; `sets` says how the run models it
+  std::string note;
+  bool uncertain = false;  ///< second-hand or conflicting numbers
+  std::string skip;        ///< non-empty: why the simulator cannot express the point (it is not run)
+  // The run.
+  std::string platform;  ///< shipped name or file
+  std::string model;     ///< shipped name or file
+  std::string scenario = "inferencex-1k1k";
+  int gpus = 0;  ///< chips of the platform's first chip group used (0: as the platform has them)
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int ep = 1;
+  int isl = 0;                    ///< prompt tokens (0: the scenario's)
+  int osl = 0;                    ///< output tokens (0: the scenario's)
+  int concurrency = 0;            ///< closed-loop users over all replicas
+  int requests = 0;               ///< measured requests (0: = concurrency)
+  std::vector<std::string> sets;  ///< more --set options (precision, scheduler, ...)
+  std::vector<MeasuredMetric> metrics;
+
+  static const config::Schema<ValidationPoint>& schema();
+};
+
+struct ValidationDataset {
+  std::string name;
+  std::string description;
+  std::string origin;  ///< the file it was converted from, if any
+  std::vector<ValidationPoint> points;
+
+  static const config::Schema<ValidationDataset>& schema();
+};
+
+/// Loads and checks a dataset (ConfigError naming the file and key): unique ids, run fields on
+/// every point that is not skipped.
+ValidationDataset loadValidationDataset(const std::string& file);
+
+/// argv (after the executable) of the `scoville run` for `point`, writing into `outDir`.
+std::vector<std::string> validationRunArguments(const ValidationPoint& point, const std::string& outDir);
+
+/// The simulated value of `metric` (`statistic` for latencies) in a `scoville run` report; nothing
+/// when the report lacks it (a decode-step report, or power without a power model).
+std::optional<double> simulatedMetric(const nlohmann::json& report, const MeasuredMetric& metric);
+
+/// One point's comparison: per metric the measured and simulated values and the signed error.
+struct MetricComparison {
+  std::string point;
+  std::string metric;
+  double measured = 0.0;      ///< SI
+  double simulated = 0.0;     ///< SI
+  double errorPercent = 0.0;  ///< (simulated - measured) / measured x 100
+};
+
+/// Per metric over the points: count, mean absolute percentage error, the worst point.
+struct MetricSummary {
+  std::size_t points = 0;
+  double mape = 0.0;
+  double maxAbsErrorPercent = 0.0;
+  std::string worstPoint;
+};
+
+std::map<std::string, MetricSummary> summarize(const std::vector<MetricComparison>& comparisons);
+
+}  // namespace scoville::workload
