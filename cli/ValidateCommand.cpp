@@ -43,18 +43,18 @@ struct PointOutcome {
   double wallS = 0.0;
 };
 
-std::string percent(double v) {
+std::string formatPercent(double v) {
   return fmt::format("{:+.1f}%", v);
 }
 
-std::string number(double v) {
+std::string formatNumber(double v) {
   const double a = std::abs(v);
   if (a != 0.0 && (a < 1e-2 || a >= 1e6)) return fmt::format("{:.3g}", v);
   return fmt::format("{:.4g}", v);
 }
 
 /// Compares `report` with the point's measurements; fills `outcome` (failed when a metric is missing).
-void compare(const workload::ValidationPoint& point, const nlohmann::json& report, PointOutcome& outcome) {
+void compareWithReport(const workload::ValidationPoint& point, const nlohmann::json& report, PointOutcome& outcome) {
   for (const workload::MeasuredMetric& m : point.metrics) {
     const std::optional<double> simulated = workload::simulatedMetric(report, m);
     const std::string name = workload::validationMetricName(m.metric);
@@ -155,7 +155,7 @@ int validateCommand(const Args& args, std::ostream& out) {
       o.reason = fmt::format("exit code {}: {}", ended->second, sweep::tailOfFile((dir / "run.log").string(), 3));
     } else {
       std::ifstream in(dir / "report.json");
-      compare(p, nlohmann::json::parse(in, nullptr, false), o);
+      compareWithReport(p, nlohmann::json::parse(in, nullptr, false), o);
     }
     if (!quiet) {
       out << fmt::format("{}: {} in {:.1f} s{}\n", p.id, o.status, o.wallS,
@@ -173,8 +173,8 @@ int validateCommand(const Args& args, std::ostream& out) {
     Json metrics = Json::array();
     for (const workload::MetricComparison& c : o.comparisons) {
       all.push_back(c);
-      out << fmt::format("{:<32} {:<26} {:>12} {:>12} {:>9}\n", p.id, c.metric, number(c.measured), number(c.simulated),
-                         percent(c.errorPercent));
+      out << fmt::format("{:<32} {:<26} {:>12} {:>12} {:>9}\n", p.id, c.metric, formatNumber(c.measured),
+                         formatNumber(c.simulated), formatPercent(c.errorPercent));
       metrics.push_back({{"metric", c.metric},
                          {"measured", c.measured},
                          {"simulated", c.simulated},

@@ -13,14 +13,6 @@
 
 namespace scoville::workload {
 
-namespace {
-
-std::string bytesText(double bytes) {
-  return config::formatQuantity(bytes, config::dim::kBytes);
-}
-
-}  // namespace
-
 uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const Replica& r, uint64_t blockTokens,
                                   const std::string& platformFile) const {
   // Every chip swaps its slice of each block to its own share of its host's memory; the chip
@@ -57,6 +49,7 @@ void ServingEngine::attachFetchers(platform::Platform& platform, tlm::TimingMode
                                    std::vector<std::string>& misfits) {
   const platform::PlatformConfig& config = platform.config();
   const bool spill = m_kvPlacement == "spill_to_remote";
+  const auto bytesText = [](double bytes) { return config::formatQuantity(bytes, config::dim::kBytes); };
   // The chips of each pool in replica order; a chip's donor is the next one, the last chip's the first.
   std::map<Role, std::vector<std::pair<Replica*, std::size_t>>> pools;
   for (const auto& r : m_replicas) {

@@ -1,0 +1,51 @@
+#include "workloads/SoftwareStack.h"
+
+namespace scoville::workload {
+
+using config::optional;
+using config::required;
+using config::Schema;
+
+double SoftwareStackConfig::computeEfficiency(const std::string& opName) const {
+  if (opName == "attention") return attentionEfficiency;
+  if (opName == "experts") return moeEfficiency;
+  return gemmEfficiency;
+}
+
+bool SoftwareStackConfig::ideal() const {
+  return gemmEfficiency == 1.0 && attentionEfficiency == 1.0 && moeEfficiency == 1.0 && memoryEfficiency == 1.0 &&
+         collectiveLatencyS == 0.0 && stepOverheadS == 0.0;
+}
+
+const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
+  const config::Range efficiency{0.0, true, 1.0};
+  static const Schema<SoftwareStackConfig> s =
+      Schema<SoftwareStackConfig>("software_stack",
+                                  "Root of a software-stack profile (workloads/stacks/*.yaml): what a serving "
+                                  "framework achieves on a platform relative to the modelled hardware "
+                                  "(workloads/SoftwareStack.h).")
+          .text("name", &SoftwareStackConfig::name, required(), "profile name, used in reports")
+          .text("description", &SoftwareStackConfig::description, required(), "what it stands for")
+          .text("framework", &SoftwareStackConfig::framework, required(), "the serving framework, as published")
+          .text("hardware", &SoftwareStackConfig::hardware, required(), "the hardware it was calibrated on")
+          .number("gemm_efficiency", &SoftwareStackConfig::gemmEfficiency, optional("1"), efficiency,
+                  "achieved fraction of the modelled compute time of dense ops (projections, FFN, shared experts, "
+                  "LM head, norms): their compute takes time / efficiency")
+          .number("attention_efficiency", &SoftwareStackConfig::attentionEfficiency, optional("1"), efficiency,
+                  "the same for the attention kernel (scores and values over the KV cache)")
+          .number("moe_efficiency", &SoftwareStackConfig::moeEfficiency, optional("1"), efficiency,
+                  "the same for the routed experts' grouped GEMMs")
+          .number("memory_efficiency", &SoftwareStackConfig::memoryEfficiency, optional("1"), efficiency,
+                  "achieved fraction of the modelled load time of a tile (weights and KV from HBM)")
+          .quantity("collective_latency", &SoftwareStackConfig::collectiveLatencyS, config::dim::kTime,
+                    optional("0 s"), config::nonNegative(),
+                    "software latency before each collective (library launch and synchronisation)")
+          .quantity("step_overhead", &SoftwareStackConfig::stepOverheadS, config::dim::kTime, optional("0 s"),
+                    config::nonNegative(),
+                    "host time before each engine step (scheduling, launch), on top of scheduler.step_overhead")
+          .textList("calibrated_on", &SoftwareStackConfig::calibratedOn, optional("[]"),
+                    "the validation points (dataset ids) its values were fitted to");
+  return s;
+}
+
+}  // namespace scoville::workload

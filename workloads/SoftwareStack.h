@@ -1,0 +1,50 @@
+#pragma once
+// A software-stack profile: what a serving framework (TensorRT-LLM, vLLM, SGLang) achieves on a
+// platform, relative to the hardware the modules model. Real kernels reach only part of peak, and
+// every engine step and collective costs host and launch time; a profile says how much, per op
+// class, once per framework and hardware, so that no data point gets a fudge factor of its own.
+//
+// Chosen by the scenario key `software_stack` (a name in workloads/stacks/ or a file); absent, the
+// run is the hardware's alone (every efficiency 1, no overhead). How it acts (StepDriver,
+// CollectiveGroup, ServingEngine):
+//   - compute: an op's compute (its GEMMs and vector work, as the tensor core and vector unit
+//     time them) is stretched to time / efficiency of its class: `attention_efficiency` for the
+//     attention kernel (scores and values over the KV cache), `moe_efficiency` for the routed
+//     experts' grouped GEMMs, `gemm_efficiency` for every other op (projections, FFN, shared
+//     experts, LM head, norms);
+//   - memory: a tile's loads (as the memory controller times them) are stretched to time /
+//     `memory_efficiency`;
+//   - each collective starts `collective_latency` late (the library's launch and synchronisation);
+//   - each engine step starts `step_overhead` late (scheduling, batch preparation, launch), on
+//     top of scheduler.step_overhead.
+// The stretch is idle time of the unit: it draws static power only.
+
+#include <string>
+#include <vector>
+
+#include "tlm/config/Schema.h"
+
+namespace scoville::workload {
+
+struct SoftwareStackConfig {
+  std::string name;
+  std::string description;
+  std::string framework;  ///< the framework it stands for, as published
+  std::string hardware;   ///< the hardware it was calibrated on
+  double gemmEfficiency = 1.0;
+  double attentionEfficiency = 1.0;
+  double moeEfficiency = 1.0;
+  double memoryEfficiency = 1.0;
+  double collectiveLatencyS = 0.0;
+  double stepOverheadS = 0.0;
+  std::vector<std::string> calibratedOn;  ///< validation point ids its values were fitted to
+
+  /// The compute efficiency of an op class (PlannedOp::name).
+  double computeEfficiency(const std::string& opName) const;
+  /// True when the profile changes nothing.
+  bool ideal() const;
+
+  static const config::Schema<SoftwareStackConfig>& schema();
+};
+
+}  // namespace scoville::workload
