@@ -51,8 +51,9 @@ int configDocsCommand(const Args& args, std::ostream& out) {
       << "Quantities take a number and a unit (`4.8 TB/s`, `700 W`, `1.8 GHz`, `96 MiB`, `250 ns`, `3.9 pJ/bit`); "
       << "decimal prefixes k M G T P and m u n p f, binary prefixes Ki Mi Gi Ti on bytes and bits. "
       << "Unknown keys, missing units and out-of-range values are errors.\n\n";
-  config::writeMarkdown(out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(),
-                              &workload::ScenarioConfig::schema(), &workload::ValidationDataset::schema()});
+  config::writeMarkdown(
+      out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(), &workload::ScenarioConfig::schema(),
+            &workload::SoftwareStackConfig::schema(), &workload::ValidationDataset::schema()});
   return kExitOk;
 }
 

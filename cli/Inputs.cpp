@@ -55,6 +55,12 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
     };
     inputs.scenarioFiles.loadTrace = resolve(inputs.scenario.load.file);
     inputs.scenarioFiles.routingTrace = resolve(inputs.scenario.routing.file);
+    if (!inputs.scenario.softwareStack.empty()) {
+      const std::string stackFile =
+          config::resolveConfigFile("scenario.software_stack", "workloads/stacks", inputs.scenario.softwareStack);
+      inputs.scenario.stack =
+          workload::SoftwareStackConfig::schema().parse(config::loadConfigFile("software_stack", stackFile));
+    }
     inputs.scenarioFiles.platform = platformFile;
     inputs.scenarioFiles.scenario = scenarioFile;
   }

@@ -435,6 +435,20 @@ int runCommand(const Args& args, std::ostream& out) {
                       {"overrides", inputs.overrides},
                       {"timing", options.timing},
                       {"seed", options.seed}};
+  if (const auto& stack = inputs.scenario.stack) {
+    report["inputs"]["software_stack"] = {{"name", stack->name},
+                                          {"given_as", inputs.scenario.softwareStack},
+                                          {"framework", stack->framework},
+                                          {"hardware", stack->hardware},
+                                          {"gemm_efficiency", stack->gemmEfficiency},
+                                          {"attention_efficiency", stack->attentionEfficiency},
+                                          {"moe_efficiency", stack->moeEfficiency},
+                                          {"memory_efficiency", stack->memoryEfficiency},
+                                          {"collective_latency_s", stack->collectiveLatencyS},
+                                          {"step_overhead_s", stack->stepOverheadS}};
+  } else {
+    report["inputs"]["software_stack"] = nullptr;
+  }
   report["platform"] = platform::summarize(inputs.platform);
   const bool serving = inputs.scenario.kind == workload::ScenarioKind::kServing;
 
@@ -499,8 +513,9 @@ int runCommand(const Args& args, std::ostream& out) {
     if (const workload::CollectiveGroup* group = engine.expertGroup()) {
       stats[group->stats().name()] = group->stats().toJson();
     }
-    if (inputs.platform.placement.kvCache.preemption == hw::KvPreemption::kSwap) {
-      stats[platform.hostStats().name()] = platform.hostStats().toJson();  // the swap traffic's links
+    if (inputs.platform.placement.kvCache.preemption == hw::KvPreemption::kSwap ||
+        engine.kvPlacement() == "offload_to_host") {
+      stats[platform.hostStats().name()] = platform.hostStats().toJson();  // the swap or offload traffic's links
     }
   } else {
     workload::PlatformDecodePlan plan =
@@ -513,7 +528,8 @@ int runCommand(const Args& args, std::ostream& out) {
                          inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
                          inputs.scenario.name, options.inputs.scenario, plan.members.size(), ops, options.seed);
     }
-    workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode);
+    workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode,
+                                          inputs.scenario.stack ? &*inputs.scenario.stack : nullptr);
     sc_core::sc_start();
     checkCosim();
     if (const std::string error = runner.error(); !error.empty()) throw SimulationError(error);

@@ -133,7 +133,8 @@ PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platfo
 }
 
 PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, platform::Platform& platform,
-                                           PlatformDecodePlan plan, tlm::TimingMode mode)
+                                           PlatformDecodePlan plan, tlm::TimingMode mode,
+                                           const SoftwareStackConfig* stack)
     : sc_core::sc_module(name), m_plan(std::move(plan)) {
   const hw::CollectiveAlgorithm algorithm = platform.config().placement.allReduce;
   const auto partName = [&](const char* what, const ChipAssignment& m) {
@@ -161,6 +162,7 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
                                                      mode));
     m_drivers.back()->loadPort.socket.bind(chip.socket());
     m_drivers.back()->computePort.socket.bind(chip.socket());
+    m_drivers.back()->setStack(stack);
     if (m_plan.tp > 1) m_drivers.back()->joinGroup(*m_groups.back(), member.rank);
     driverOf[{member.replica, member.stage, member.rank}] = i;
   }

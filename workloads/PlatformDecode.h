@@ -67,8 +67,9 @@ PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platfo
 /// driver(i).plan()).
 class PlatformDecodeRunner : public sc_core::sc_module {
  public:
+  /// `stack`: the scenario's software-stack profile (null: none); it must outlive the runner.
   PlatformDecodeRunner(const sc_core::sc_module_name& name, platform::Platform& platform, PlatformDecodePlan plan,
-                       tlm::TimingMode mode);
+                       tlm::TimingMode mode, const SoftwareStackConfig* stack = nullptr);
   PlatformDecodeRunner(const PlatformDecodeRunner&) = delete;
   PlatformDecodeRunner& operator=(const PlatformDecodeRunner&) = delete;
 

@@ -217,6 +217,9 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                  "serving: conversations of several turns (closed_loop only)")
           .child("serving", &ScenarioConfig::serving, ServingPolicyConfig::schema(), optional("{}"),
                  "serving: per-phase policies, KV-cache placement and the users served at once")
+          .text("software_stack", &ScenarioConfig::softwareStack, optional("~"),
+                "serving framework profile: a name in workloads/stacks/ or a file (docs/validation.md); absent: "
+                "the hardware alone, with no kernel inefficiency or launch overhead")
           .check(
               "decode_step needs batch and context_length and no serving keys; serving needs input_tokens, "
               "output_tokens and requests and no decode_step keys",

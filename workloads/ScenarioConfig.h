@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "tlm/config/Schema.h"
 #include "workloads/Routing.h"
+#include "workloads/SoftwareStack.h"
 
 namespace scoville::workload {
 
@@ -103,6 +105,8 @@ struct ScenarioConfig {
   RoutingConfig routing;
   MultiTurnConfig multiTurn;
   ServingPolicyConfig serving;
+  std::string softwareStack;                 ///< `software_stack`: profile name or file ("" : none)
+  std::optional<SoftwareStackConfig> stack;  ///< the profile it names, loaded by the CLI (not a key)
 
   /// Warm-up requests after defaults.
   int warmup() const {

@@ -217,6 +217,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
                                        chip.config().sram.stagingBuffers, mode));
       r->drivers.back()->loadPort.socket.bind(chip.socket());
       r->drivers.back()->computePort.socket.bind(chip.socket());
+      r->drivers.back()->setStack(m_scenario.stack ? &*m_scenario.stack : nullptr);
       if (!r->groups.empty()) r->drivers.back()->joinGroup(*r->groups[static_cast<std::size_t>(c / m_tp)], c % m_tp);
     }
     if (swaps) attachSwappers(*r, platform, mode);
@@ -452,7 +453,8 @@ void ServingEngine::route(Replica& r, uint64_t tokens) {
 
 void ServingEngine::replicaLoop(int index) {
   Replica& r = *m_replicas[static_cast<std::size_t>(index)];
-  const sc_core::sc_time overhead(m_scenario.scheduler.stepOverheadS, sc_core::SC_SEC);
+  const sc_core::sc_time overhead(
+      m_scenario.scheduler.stepOverheadS + (m_scenario.stack ? m_scenario.stack->stepOverheadS : 0.0), sc_core::SC_SEC);
   while (!m_completed) {
     StepBatch batch = r.scheduler->next();
     if (batch.sequences.empty() && r.scheduler->swaps().empty()) {

@@ -17,7 +17,8 @@ void ServingEngine::lockstepLoop() {
   const uint64_t tokenBytes = static_cast<uint64_t>(
       std::ceil(static_cast<double>(m_model.hidden) * tlm::bitsPerElement(m_model.computePrecision) / 8.0));
   const std::vector<int>& owner = m_replicas.front()->expertOwner;
-  const sc_core::sc_time overhead(m_scenario.scheduler.stepOverheadS, sc_core::SC_SEC);
+  const sc_core::sc_time overhead(
+      m_scenario.scheduler.stepOverheadS + (m_scenario.stack ? m_scenario.stack->stepOverheadS : 0.0), sc_core::SC_SEC);
   std::vector<StepBatch> batches(members);
   // Per member: tokens its experts receive [layer][expert], bytes it dispatches and gets back [layer][member].
   std::vector<std::vector<std::vector<uint64_t>>> received(members), dispatch(members), combine(members);

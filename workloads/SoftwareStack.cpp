@@ -37,8 +37,8 @@ const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
                   "the same for the routed experts' grouped GEMMs")
           .number("memory_efficiency", &SoftwareStackConfig::memoryEfficiency, optional("1"), efficiency,
                   "achieved fraction of the modelled load time of a tile (weights and KV from HBM)")
-          .quantity("collective_latency", &SoftwareStackConfig::collectiveLatencyS, config::dim::kTime,
-                    optional("0 s"), config::nonNegative(),
+          .quantity("collective_latency", &SoftwareStackConfig::collectiveLatencyS, config::dim::kTime, optional("0 s"),
+                    config::nonNegative(),
                     "software latency before each collective (library launch and synchronisation)")
           .quantity("step_overhead", &SoftwareStackConfig::stepOverheadS, config::dim::kTime, optional("0 s"),
                     config::nonNegative(),

@@ -93,6 +93,9 @@ void StepDriver::loadStream() {
         }
       }
       loadPort.sync();
+      if (m_stack != nullptr && m_stack->memoryEfficiency < 1.0 && !op.accesses.empty()) {
+        sc_core::wait((sc_core::sc_time_stamp() - m_timings[i].loadStart) * (1.0 / m_stack->memoryEfficiency - 1.0));
+      }
       m_timings[i].loadEnd = sc_core::sc_time_stamp();
       m_ready.write(i);
     }
@@ -162,6 +165,12 @@ bool StepDriver::runStep() {
       return false;
     }
     computePort.sync();
+    if (m_stack != nullptr) {
+      const double efficiency = m_stack->computeEfficiency(op.name);
+      if (efficiency < 1.0) {
+        sc_core::wait((sc_core::sc_time_stamp() - m_timings[i].computeStart) * (1.0 / efficiency - 1.0));
+      }
+    }
     m_timings[i].computeEnd = sc_core::sc_time_stamp();
     m_opsComputed = i + 1;
     m_opComputed.notify();
@@ -175,6 +184,9 @@ bool StepDriver::runStep() {
 bool StepDriver::runAfter(const PlannedOp& op, std::size_t i) {
   {
     if (op.after.kind != PlannedCollective::Kind::kNone) {
+      if (m_stack != nullptr && m_stack->collectiveLatencyS > 0.0) {
+        sc_core::wait(sc_core::sc_time(m_stack->collectiveLatencyS, sc_core::SC_SEC));
+      }
       if (m_group == nullptr) {
         m_error = fmt::format("layer {}: op {} needs a collective but the driver has no tensor-parallel group",
                               op.layer, op.name);

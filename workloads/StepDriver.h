@@ -27,6 +27,7 @@
 #include "tlm/TimingMode.h"
 #include "workloads/CollectiveGroup.h"
 #include "workloads/PipelineLink.h"
+#include "workloads/SoftwareStack.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::workload {
@@ -69,6 +70,10 @@ class StepDriver : public sc_core::sc_module {
     m_input = input;
     m_output = output;
   }
+
+  /// A software-stack profile (null: none): stretches each op's compute and each tile's loads by
+  /// its efficiencies and delays each collective by its latency (see SoftwareStack.h).
+  void setStack(const SoftwareStackConfig* stack) { m_stack = stack; }
 
   /// Off-chip KV placement: accesses of a plan on a tier other than local HBM go to `fetcher`
   /// (a step that has some fails without one).
@@ -138,6 +143,7 @@ class StepDriver : public sc_core::sc_module {
   PipelineLink* m_input = nullptr;
   PipelineLink* m_output = nullptr;
   KvFetcher* m_fetcher = nullptr;
+  const SoftwareStackConfig* m_stack = nullptr;
   int m_rank = 0;
 };
 

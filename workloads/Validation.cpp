@@ -130,6 +130,9 @@ const Schema<ValidationPoint>& ValidationPoint::schema() {
                    "closed-loop users over all replicas (required unless skip)")
           .integer("requests", &ValidationPoint::requests, optional("0"), config::between(0, 1 << 24),
                    "measured requests (0: as many as the concurrency)")
+          .text("stack", &ValidationPoint::stack, optional("~"),
+                "software-stack profile of its framework and hardware (workloads/stacks/), the same for every "
+                "point of that framework and hardware; absent: the hardware alone")
           .textList("sets", &ValidationPoint::sets, optional("[]"),
                     "more --set options of the run, e.g. 'model.compute_precision=fp8'")
           .childList("metrics", &ValidationPoint::metrics, MeasuredMetric::schema(), required(), "the measured values")
@@ -188,6 +191,7 @@ std::vector<std::string> validationRunArguments(const ValidationPoint& p, const 
   set("scenario.load.impl=closed_loop");
   set(fmt::format("scenario.load.concurrency={}", p.concurrency));
   set(fmt::format("scenario.requests={}", p.requests > 0 ? p.requests : p.concurrency));
+  if (!p.stack.empty()) set("scenario.software_stack=" + p.stack);
   for (const std::string& s : p.sets) set(s);
   return args;
 }

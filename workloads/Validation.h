@@ -64,6 +64,7 @@ struct ValidationPoint {
   int osl = 0;                    ///< output tokens (0: the scenario's)
   int concurrency = 0;            ///< closed-loop users over all replicas
   int requests = 0;               ///< measured requests (0: = concurrency)
+  std::string stack;              ///< software-stack profile (scenario.software_stack; "" : none)
   std::vector<std::string> sets;  ///< more --set options (precision, scheduler, ...)
   std::vector<MeasuredMetric> metrics;
 

@@ -40,5 +40,26 @@ TEST(Golden, DefaultDecodeStepMatchesItsStoredResults) {
   expectClose(expected["platform"], actual["platform"], "platform");
 }
 
+// Fidelity against measured hardware: a calibration point whose software-stack profile was fitted
+// to it (docs/validation.md) stays within the target of 15% on every metric, so a change
+// in modelled timing or power that moves the simulator away from the measurement fails here.
+TEST(Golden, ACalibratedValidationPointStaysWithinFifteenPercentOfItsMeasurement) {
+  TempDir dir;
+  const ProcessResult r =
+      runScoville({"validate", "calibration", "--only", "ix828-gptoss-h100-c4", "-q", "--out", dir.path()});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const auto v = nlohmann::json::parse(readFile(dir.file("validation.json")));
+  std::size_t compared = 0;
+  for (const auto& point : v["points"]) {
+    if (point["status"] != "compared") continue;
+    ++compared;
+    EXPECT_EQ(point["metrics"].size(), 3u) << "throughput, TPOT and power";
+    for (const auto& m : point["metrics"]) {
+      EXPECT_LE(std::fabs(m["error_percent"].get<double>()), 15.0) << point["id"] << " " << m["metric"];
+    }
+  }
+  EXPECT_EQ(compared, 1u);
+}
+
 }  // namespace
 }  // namespace scoville::test

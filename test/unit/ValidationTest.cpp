@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -10,18 +11,19 @@
 
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
+#include "workloads/SoftwareStack.h"
 #include "workloads/Validation.h"
 
 namespace scoville::workload {
 namespace {
 
-ValidationDataset parse(const std::string& yaml) {
+ValidationDataset parseDataset(const std::string& yaml) {
   return ValidationDataset::schema().parse(config::loadConfigText("validation", yaml, "v.yaml"));
 }
 
 std::optional<config::ConfigError> errorOf(const std::string& yaml) {
   try {
-    parse(yaml);
+    parseDataset(yaml);
   } catch (const config::ConfigError& e) {
     return e;
   }
@@ -35,9 +37,9 @@ const std::string kPoint =
     "  tp: 8\n  concurrency: 4\n";
 
 TEST(ValidationDataset, ParsesAPointAndConvertsItsUnits) {
-  const ValidationDataset d = parse(kHead + kPoint +
-                                    "  metrics:\n  - {name: tpot, value: 3.71, unit: ms, statistic: mean}\n"
-                                    "  - {name: output_throughput_per_gpu, value: 129.6, unit: tok/s/GPU}\n");
+  const ValidationDataset d = parseDataset(kHead + kPoint +
+                                           "  metrics:\n  - {name: tpot, value: 3.71, unit: ms, statistic: mean}\n"
+                                           "  - {name: output_throughput_per_gpu, value: 129.6, unit: tok/s/GPU}\n");
   ASSERT_EQ(d.points.size(), 1u);
   const ValidationPoint& p = d.points[0];
   EXPECT_EQ(p.scenario, "inferencex-1k1k");
@@ -70,7 +72,7 @@ TEST(ValidationDataset, RejectsWrongUnitsDuplicateIdsMissingRunKeysAndTypos) {
   expect(kHead + kPoint + "  metrics:\n  - {name: tpot, value: -1, unit: ms}\n", config::ErrorKind::kOutOfRange,
          "value");
   // A skipped point needs no run keys.
-  EXPECT_NO_THROW(parse(kHead + "- id: c\n  source: s\n  hardware: X\n  framework: Y\n  skip: why\n" + ok));
+  EXPECT_NO_THROW(parseDataset(kHead + "- id: c\n  source: s\n  hardware: X\n  framework: Y\n  skip: why\n" + ok));
 }
 
 TEST(ValidationDataset, RunArgumentsSetTheChipsParallelismLengthsLoadAndTheExtraSets) {
@@ -85,13 +87,15 @@ TEST(ValidationDataset, RunArgumentsSetTheChipsParallelismLengthsLoadAndTheExtra
   p.osl = 1024;
   p.concurrency = 512;
   p.sets = {"model.compute_precision=fp8"};
+  p.stack = "trtllm-b200";
   const std::vector<std::string> args = validationRunArguments(p, "out/x");
   const auto has = [&](const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); };
   EXPECT_EQ(args[0], "run");
-  for (const char* a : {"b200-hgx8", "gpt-oss-120b", "inferencex-8k1k", "out/x", "platform.chips[0].count=2",
-                        "platform.placement.tp=1", "platform.placement.dp=2", "platform.placement.ep=2",
-                        "scenario.input_tokens=8192", "scenario.output_tokens=1024", "scenario.load.concurrency=512",
-                        "scenario.requests=512", "model.compute_precision=fp8"}) {
+  for (const char* a :
+       {"b200-hgx8", "gpt-oss-120b", "inferencex-8k1k", "out/x", "platform.chips[0].count=2", "platform.placement.tp=1",
+        "platform.placement.dp=2", "platform.placement.ep=2", "scenario.input_tokens=8192",
+        "scenario.output_tokens=1024", "scenario.load.concurrency=512", "scenario.requests=512",
+        "model.compute_precision=fp8", "scenario.software_stack=trtllm-b200"}) {
     EXPECT_TRUE(has(a)) << a;
   }
   p.gpus = 0;
@@ -139,6 +143,23 @@ TEST(ValidationDataset, TheShippedCalibrationSetLoadsAndKeepsEverySourcePoint) {
   }
   EXPECT_GE(run, 17u);
   EXPECT_GE(skipped, 6u);
+  // Every profile a point names ships, was fitted to points of this set only, and each of those
+  // points uses it: one profile per framework and hardware, no per-point factors.
+  std::map<std::string, const ValidationPoint*> byId;
+  for (const ValidationPoint& p : d.points) byId[p.id] = &p;
+  for (const ValidationPoint& p : d.points) {
+    if (p.stack.empty()) continue;
+    SCOPED_TRACE(p.id);
+    const SoftwareStackConfig stack = SoftwareStackConfig::schema().parse(
+        config::loadConfigFile("software_stack", config::resolveConfigFile("stack", "workloads/stacks", p.stack)));
+    EXPECT_FALSE(stack.calibratedOn.empty());
+    for (const std::string& id : stack.calibratedOn) {
+      ASSERT_TRUE(byId.count(id)) << stack.name << " names " << id;
+      EXPECT_EQ(byId.at(id)->stack, p.stack) << id;
+      EXPECT_EQ(byId.at(id)->framework, p.framework) << id;
+      EXPECT_EQ(byId.at(id)->platform, p.platform) << id;
+    }
+  }
 }
 
 }  // namespace
