@@ -145,26 +145,11 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     // layers (the most; later stages use the first layers of each slot's region).
     const StepPlanner& lead = *r->planners.front();
     const uint64_t kvCapacity = kvTokens * lead.kvBytesPerTokenPerLayer() * lead.stageLayers();
-    hw::KvTierCapacities capacities;
-    capacities.localHbmBytes = kvCapacity;
     const bool swaps = placement.kvCache.preemption == hw::KvPreemption::kSwap;
-    if (swaps) capacities.hostBytes = swapSpace(config, *r, placement.kvCache.blockTokens, files.platform);
-    if (m_kvPlacement == "spill_to_remote") {
-      // Each chip lends its share to the previous chip of the pool (attachFetchers) and keeps the rest.
-      capacities.remoteHbmBytes =
-          static_cast<uint64_t>(scenario.serving.kvRemoteShare * static_cast<double>(kvCapacity));
-      capacities.localHbmBytes = kvCapacity - capacities.remoteHbmBytes;
-    } else if (m_kvPlacement == "offload_to_host") {
-      capacities.hostBytes = swapSpace(config, *r, placement.kvCache.blockTokens, files.platform);
-    }
     auto kv = std::make_unique<hw::KvBlockAllocator>(
-        placement.kvCache, hw::KvModelShape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()}, capacities,
-        hw::makeKvPlacementPolicy(m_kvPlacement));
-    uint64_t capacityBlocks = 0;  // of the tiers running requests' blocks may be on
-    for (const hw::KvTier tier : hw::kKvTiers) {
-      if (kv->policy().mayUse(tier)) capacityBlocks += kv->capacityBlocks(tier);
-    }
-    const uint64_t capacityTokens = capacityBlocks * kv->blockTokens();
+        placement.kvCache, hw::KvModelShape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()},
+        kvCapacities(config, *r, kvCapacity, files.platform), hw::makeKvPlacementPolicy(m_kvPlacement));
+    const uint64_t capacityTokens = kv->placedCapacityBlocks() * kv->blockTokens();
     m_kvCapacityTokens = capacityTokens;
     if (capacityTokens < longest) {
       misfits.push_back(fmt::format(

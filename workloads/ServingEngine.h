@@ -268,6 +268,11 @@ class ServingEngine : public sc_core::sc_module {
   /// Disaggregation: moves request `id`'s prompt KV from prefill replica `from` to decode replica
   /// `to` over the fabric (every rank to the same rank), then queues it there.
   void transferKv(uint64_t id, int from, int to);
+  /// The bytes each tier gives replica `r`'s cache, `kvBytes` being what its tightest chip has
+  /// for KV: all local, or its spill_to_remote split; host memory under swap preemption or
+  /// offload_to_host (swapSpace).
+  hw::KvTierCapacities kvCapacities(const platform::PlatformConfig& config, const Replica& r, uint64_t kvBytes,
+                                    const std::string& platformFile) const;
   /// Swap preemption: bytes of host memory the replica's cache may swap to (whole blocks of the
   /// allocator's size); throws config::ConfigError when it holds no block.
   uint64_t swapSpace(const platform::PlatformConfig& config, const Replica& r, uint64_t blockTokens,

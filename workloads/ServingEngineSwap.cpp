@@ -45,6 +45,22 @@ uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const 
   return blocks * lead.kvBytesPerTokenPerLayer() * lead.stageLayers() * blockTokens;
 }
 
+hw::KvTierCapacities ServingEngine::kvCapacities(const platform::PlatformConfig& config, const Replica& r,
+                                                 uint64_t kvBytes, const std::string& platformFile) const {
+  hw::KvTierCapacities capacities;
+  capacities.localHbmBytes = kvBytes;
+  const hw::KvCacheConfig& cache = config.placement.kvCache;
+  if (cache.preemption == hw::KvPreemption::kSwap || m_kvPlacement == "offload_to_host") {
+    capacities.hostBytes = swapSpace(config, r, static_cast<uint64_t>(cache.blockTokens), platformFile);
+  }
+  if (m_kvPlacement == "spill_to_remote") {
+    // Each chip lends its share to the previous chip of the pool (attachFetchers) and keeps the rest.
+    capacities.remoteHbmBytes = static_cast<uint64_t>(m_scenario.serving.kvRemoteShare * static_cast<double>(kvBytes));
+    capacities.localHbmBytes = kvBytes - capacities.remoteHbmBytes;
+  }
+  return capacities;
+}
+
 void ServingEngine::attachFetchers(platform::Platform& platform, tlm::TimingMode mode, const ScenarioFiles& files,
                                    std::vector<std::string>& misfits) {
   const platform::PlatformConfig& config = platform.config();

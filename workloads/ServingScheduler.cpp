@@ -38,26 +38,12 @@ void ServingScheduler::submit(const ServingRequest& request) {
   m_waiting.push_back(request.id);
 }
 
-bool ServingScheduler::holdsResident(hw::KvTier tier) const {
-  // Host memory is swap space unless the placement puts running requests' blocks there.
-  return tier != hw::KvTier::kHost || m_kv->policy().mayUse(tier);
-}
-
 uint64_t ServingScheduler::capacityBlocks() const {
-  uint64_t total = 0;
-  for (hw::KvTier tier : hw::kKvTiers) {
-    if (holdsResident(tier)) total += m_kv->capacityBlocks(tier);
-  }
-  return total;
+  return m_kv->placedCapacityBlocks();
 }
 
 uint64_t ServingScheduler::freeBlocks() const {
-  const hw::KvTierBlocks free = m_kv->freeBlocks();
-  uint64_t total = 0;
-  for (hw::KvTier tier : hw::kKvTiers) {
-    if (holdsResident(tier)) total += free[hw::kvTierIndex(tier)];
-  }
-  return total;
+  return m_kv->placedFreeBlocks();
 }
 
 uint64_t ServingScheduler::watermark() const {

@@ -131,10 +131,7 @@ class ServingScheduler {
   void planChunk(uint64_t id, uint64_t& budget);
   /// Inserts `id` into `list` (ordered by admission) at its admission order.
   void insertByAdmission(std::vector<uint64_t>& list, uint64_t id) const;
-  /// Whether running requests' blocks may live on `tier` (host: only when the placement offloads
-  /// there; otherwise it is swap space).
-  bool holdsResident(hw::KvTier tier) const;
-  /// Blocks of the tiers the cache may use for running requests.
+  /// Blocks of the tiers the cache may use for running requests (hw::KvBlockAllocator::placedCapacityBlocks).
   uint64_t capacityBlocks() const;
   uint64_t freeBlocks() const;
   /// Free blocks admission leaves for running requests to grow into: kv_watermark of the cache

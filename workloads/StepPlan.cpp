@@ -355,7 +355,7 @@ class StepPlanner::Builder {
     const auto cached = kvTokensByWindow.find(w);
     if (cached != kvTokensByWindow.end()) return cached->second;
     KvTokens t;
-    const auto local = hw::kvTierIndex(hw::KvTier::kLocalHbm);
+    const std::size_t local = hw::kvTierIndex(hw::KvTier::kLocalHbm);
     for (const StepSequence& s : b.sequences) {
       const uint64_t read = w > 0 ? std::min(s.context, w - 1) : s.context;
       if (b.kv == nullptr) {
@@ -363,24 +363,10 @@ class StepPlanner::Builder {
         t.append[local] += s.tokens;
         continue;
       }
-      tokensByTier(s.request, s.context - read, s.context, t.read);
-      tokensByTier(s.request, s.context, s.context + s.tokens, t.append);
+      b.kv->addTokensByTier(s.request, s.context - read, s.context, t.read);
+      b.kv->addTokensByTier(s.request, s.context, s.context + s.tokens, t.append);
     }
     return kvTokensByWindow.emplace(w, t).first->second;
-  }
-
-  /// Adds the tokens [begin, end) of `request` to the tiers their blocks are on.
-  void tokensByTier(uint64_t request, uint64_t begin, uint64_t end, std::array<uint64_t, hw::kKvTierCount>& out) const {
-    const std::vector<hw::KvBlock>& blocks = b.kv->blocks(request);
-    const uint64_t size = b.kv->blockTokens();
-    for (uint64_t i = begin / size; i * size < end; ++i) {
-      const uint64_t from = std::max(begin, i * size);
-      const uint64_t to = std::min(end, (i + 1) * size);
-      // Tokens appended this step past the last block the scheduler allocated stay local (never
-      // reached: the scheduler appends before it plans).
-      const hw::KvTier tier = i < blocks.size() ? blocks[i].tier : hw::KvTier::kLocalHbm;
-      out[hw::kvTierIndex(tier == hw::KvTier::kSram ? hw::KvTier::kLocalHbm : tier)] += to - from;
-    }
   }
 
   /// Reads the step's cached KV of layer l in buffer-sized tiles, appends the new tokens' KV, and

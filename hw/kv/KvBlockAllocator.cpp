@@ -43,10 +43,32 @@ uint64_t KvBlockAllocator::usedBlocks(KvTier tier) const {
   return t.highWater - t.freed.size();
 }
 
+uint64_t KvBlockAllocator::placedCapacityBlocks() const {
+  uint64_t total = 0;
+  for (KvTier tier : kKvTiers) total += m_policy->mayUse(tier) ? capacityBlocks(tier) : 0;
+  return total;
+}
+
+uint64_t KvBlockAllocator::placedFreeBlocks() const {
+  uint64_t total = 0;
+  for (KvTier tier : kKvTiers) total += m_policy->mayUse(tier) ? capacityBlocks(tier) - usedBlocks(tier) : 0;
+  return total;
+}
+
 KvTierBlocks KvBlockAllocator::freeBlocks() const {
   KvTierBlocks free{};
   for (KvTier tier : kKvTiers) free[kvTierIndex(tier)] = capacityBlocks(tier) - usedBlocks(tier);
   return free;
+}
+
+void KvBlockAllocator::addTokensByTier(uint64_t requestId, uint64_t begin, uint64_t end, KvTierBlocks& out) const {
+  const std::vector<KvBlock>& table = blocks(requestId);
+  for (uint64_t i = begin / m_blockTokens; i * m_blockTokens < end; ++i) {
+    const uint64_t from = std::max(begin, i * m_blockTokens);
+    const uint64_t to = std::min(end, (i + 1) * m_blockTokens);
+    const KvTier tier = i < table.size() && table[i].tier != KvTier::kSram ? table[i].tier : KvTier::kLocalHbm;
+    out[kvTierIndex(tier)] += to - from;
+  }
 }
 
 uint64_t KvBlockAllocator::address(const KvBlock& block, uint32_t layer) const {

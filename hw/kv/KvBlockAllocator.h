@@ -98,6 +98,9 @@ class KvBlockAllocator {
   /// Block table of a known request, block i holding tokens [i, i + 1) * block_tokens.
   const std::vector<KvBlock>& blocks(uint64_t requestId) const;
 
+  /// Adds the tokens [begin, end) of a known request to `out` at the tiers their blocks are on
+  /// (SRAM counted as local HBM; tokens past its last block as local HBM).
+  void addTokensByTier(uint64_t requestId, uint64_t begin, uint64_t end, KvTierBlocks& out) const;
   /// Byte address on the block's tier of `layer`'s part of the block (see the layout above).
   uint64_t address(const KvBlock& block, uint32_t layer) const;
   uint64_t blockTokens() const { return m_blockTokens; }
@@ -110,6 +113,10 @@ class KvBlockAllocator {
   uint64_t usedBlocks(KvTier tier) const;
   uint64_t peakBlocks(KvTier tier) const { return m_tiers[kvTierIndex(tier)].peak; }
   KvTierBlocks freeBlocks() const;
+  /// Blocks, and free blocks, of the tiers the placement policy may put blocks on: where running
+  /// requests live (host memory that only swap uses is left out).
+  uint64_t placedCapacityBlocks() const;
+  uint64_t placedFreeBlocks() const;
   const KvPlacementPolicy& policy() const { return *m_policy; }
   const KvCacheConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
