@@ -132,6 +132,23 @@ TEST(ValidationDataset, ReadsSimulatedMetricsFromAReportAndSummarisesSignedError
   EXPECT_DOUBLE_EQ(summary.at("power_per_gpu").mape, 5.0);
 }
 
+TEST(ValidationDataset, TheHotChipsTableLoadsWithEveryPublishedLatency) {
+  const ValidationDataset d =
+      loadValidationDataset(config::resolveConfigFile("DATASET", "workloads/validation", "hotchips2026"));
+  std::map<std::string, double> e2el;
+  for (const ValidationPoint& p : d.points) {
+    for (const MeasuredMetric& m : p.metrics) {
+      if (m.metric == ValidationMetric::kE2el) e2el[p.id] = m.si();
+    }
+  }
+  EXPECT_EQ(e2el, (std::map<std::string, double>{{"gptoss-jalapeno-c1", 1.03},
+                                                 {"gptoss-gb200-c1", 1.80},
+                                                 {"dsr1-jalapeno-c1", 1.65},
+                                                 {"dsr1-gb300-c1", 5.99},
+                                                 {"kimi-jalapeno-c1", 1.56},
+                                                 {"kimi-gb300-c1", 5.31}}));
+}
+
 TEST(ValidationDataset, TheShippedCalibrationSetLoadsAndKeepsEverySourcePoint) {
   const ValidationDataset d =
       loadValidationDataset(config::resolveConfigFile("DATASET", "workloads/validation", "calibration"));
