@@ -10,6 +10,7 @@
 
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
+#include "workloads/StepPlanSizes.h"
 
 namespace scoville::workload {
 
@@ -18,9 +19,11 @@ using config::ErrorKind;
 
 namespace {
 
-constexpr uint64_t kAlignment = 4096;       // weight tensors start on 4 KiB boundaries
-constexpr uint64_t kTileColumnAlign = 128;  // weight tiles hold whole multiples of 128 columns
-constexpr uint64_t kNoExpert = ~uint64_t{0};
+using planning::aligned;
+using planning::bytesOf;
+using planning::kNoExpert;
+using planning::kTileColumnAlign;
+using planning::u;
 
 // Element operations per element of the vector work (first-order operation counts).
 constexpr double kNormOps = 5.0;        // residual add, square, reduce, scale, multiply (RMSNorm)
@@ -30,159 +33,7 @@ constexpr double kSamplingOps = 1.0;    // compare per logit (greedy argmax)
 constexpr double kRouterOps = 2.0;      // per router logit: softmax share and top-k compare
 constexpr double kCombineOps = 2.0;     // per token, expert and element: scale and accumulate
 
-uint64_t u(int v) {
-  return static_cast<uint64_t>(v);
-}
-
-uint64_t bytesOf(uint64_t elements, double bitsPerElement) {
-  return static_cast<uint64_t>(std::ceil(static_cast<double>(elements) * bitsPerElement / 8.0));
-}
-
-uint64_t bytesOf(uint64_t elements, tlm::Precision p) {
-  return bytesOf(elements, tlm::bitsPerElement(p));
-}
-
-uint64_t aligned(uint64_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
-
 }  // namespace
-
-uint64_t StepPlanner::take(uint64_t bytes) {
-  const uint64_t address = m_next;
-  m_next += aligned(bytes);
-  m_weightBytes += bytes;
-  return address;
-}
-
-StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard)
-    : m_model(model), m_chip(chip), m_shard(std::move(shard)) {
-  const ModelConfig& m = m_model;
-  const int tp = m_shard.tp;
-  const bool mla = m.attention == AttentionKind::kMla;
-  const bool moe = m.family == ModelFamily::kMoe;
-  const bool acrossReplicas = m_shard.expertsAcrossReplicas && tp == 1 && m_shard.ep > 1;
-  const auto invalid = [](const std::string& message) { throw ConfigError(ErrorKind::kInvalidConfig, "", message); };
-  if (m_shard.ep != 1 && m_shard.ep != tp && !acrossReplicas) {
-    invalid(
-        fmt::format("expert parallelism ep = {} with tp = {} is not modelled here: experts are sliced over the "
-                    "tensor-parallel group (ep 1), spread over it whole (ep = tp), or, in serving, spread over "
-                    "data-parallel replicas of tp 1 (ep = dp)",
-                    m_shard.ep, tp));
-  }
-  const bool wholeExperts = moe && m_shard.ep > 1;
-  if (wholeExperts && m_shard.expertOwner.size() != u(m.routedExperts)) {
-    throw std::invalid_argument(fmt::format("expert parallelism needs the owner of each of the {} experts, got {}",
-                                            m.routedExperts, m_shard.expertOwner.size()));
-  }
-  if (m.vocab < tp || (m.ffnIntermediate > 0 && m.ffnIntermediate < tp) ||
-      (moe && !wholeExperts && m.moeIntermediate < tp)) {
-    invalid(
-        fmt::format("tensor parallelism tp = {} leaves ranks without work in model '{}': vocab {}, "
-                    "ffn_intermediate {}{} must be at least tp",
-                    tp, m.name, m.vocab, m.ffnIntermediate,
-                    moe && !wholeExperts ? fmt::format(" and moe_intermediate {}", m.moeIntermediate) : ""));
-  }
-  if (m_shard.pp > m.layers) {
-    invalid(fmt::format("pipeline parallelism pp = {} leaves stages without layers: model '{}' has {}", m_shard.pp,
-                        m.name, m.layers));
-  }
-  if (m.qHeads % tp != 0 || (!mla && m.kvHeads % tp != 0 && tp % m.kvHeads != 0)) {
-    invalid(fmt::format("tensor parallelism tp = {} does not split model '{}': q_heads {} must be a multiple of tp{}",
-                        tp, m.name, m.qHeads,
-                        mla ? "" : fmt::format(", and kv_heads {} a multiple or a divisor of it", m.kvHeads)));
-  }
-  if (chip.tensorCore.macsPerCell.of(m.computePrecision) <= 0) {
-    const std::string p = tlm::precisionName(m.computePrecision);
-    invalid(
-        fmt::format("model '{}' computes in {} but chip '{}' has no {} rate (tensor_core.macs_per_cell_per_cycle.{} "
-                    "= 0)",
-                    m.name, p, chip.name, p, p));
-  }
-
-  const uint64_t hidden = u(m.hidden);
-  const double wBits = m.mainFormat().bitsPerElement();
-  const double eBits = m.expertFormat().bitsPerElement();
-  const int rank = m_shard.rank;
-  m_qHeads = u(m.qHeads / tp);
-  m_kvHeads = mla ? 0 : (m.kvHeads >= tp ? u(m.kvHeads / tp) : 1);
-  m_ffnInter = m.ffnIntermediate > 0 ? shardOf(u(m.ffnIntermediate), tp, rank) : 0;
-  m_expertInter = !moe ? 0 : wholeExperts ? u(m.moeIntermediate) : shardOf(u(m.moeIntermediate), tp, rank);
-  m_sharedInter = moe ? shardOf(u(m.sharedExperts) * u(m.moeIntermediate), tp, rank) : 0;
-  m_vocab = shardOf(u(m.vocab), tp, rank);
-  m_kvPerTokenLayer = mla ? bytesOf(u(m.kvLoraRank) + u(m.qkRopeHeadDim), m.kvPrecision)
-                          : bytesOf(2 * m_kvHeads * u(m.headDim), m.kvPrecision);
-  const uint64_t upWidth = m.gatedFfn ? 2 : 1;
-  m_expertUpBytes = bytesOf(hidden * upWidth * m_expertInter, eBits);
-  m_expertBytes = aligned(m_expertUpBytes) + bytesOf(m_expertInter * hidden, eBits);
-
-  m_firstStage = m_shard.stage == 0;
-  m_lastStage = m_shard.stage == m_shard.pp - 1;
-  for (int s = 0; s < m_shard.stage; ++s) m_firstLayer += static_cast<uint32_t>(shardOf(u(m.layers), m_shard.pp, s));
-  m_stageLayers = static_cast<uint32_t>(shardOf(u(m.layers), m_shard.pp, m_shard.stage));
-
-  // Weights: embedding, then layer by layer, then the LM head and the norm weights.
-  m_embedding = m_firstStage ? take(bytesOf(m_vocab * hidden, wBits)) : 0;
-  const uint64_t headDim = u(m.headDim);
-  const uint64_t qkHead = u(m.qkNopeHeadDim) + u(m.qkRopeHeadDim);
-  for (uint32_t local = 0; local < m_stageLayers; ++local) {
-    const int l = static_cast<int>(m_firstLayer + local);
-    LayerWeights w;
-    if (mla) {
-      const uint64_t qIn = m.qLoraRank > 0 ? u(m.qLoraRank) : hidden;
-      if (m.qLoraRank > 0) w.qDown = take(bytesOf(hidden * u(m.qLoraRank) + u(m.qLoraRank), wBits));
-      w.kvDown = take(bytesOf(hidden * (u(m.kvLoraRank) + u(m.qkRopeHeadDim)) + u(m.kvLoraRank), wBits));
-      w.qkv = take(bytesOf(qIn * m_qHeads * qkHead, wBits));
-      w.kvUp = take(bytesOf(u(m.kvLoraRank) * m_qHeads * (u(m.qkNopeHeadDim) + u(m.vHeadDim)), wBits));
-      w.o = take(bytesOf(m_qHeads * u(m.vHeadDim) * hidden + (m.attentionSinks ? m_qHeads : 0), wBits));
-    } else {
-      const uint64_t qkvWidth = (m_qHeads + 2 * m_kvHeads) * headDim;
-      w.qkv = take(bytesOf(hidden * qkvWidth + (m.attentionBias ? qkvWidth : 0), wBits));
-      w.o = take(bytesOf(
-          m_qHeads * headDim * hidden + (m.attentionBias ? hidden : 0) + (m.attentionSinks ? m_qHeads : 0), wBits));
-    }
-    if (m.isMoeLayer(l)) {
-      w.router = take(bytesOf(hidden * u(m.routedExperts), wBits));
-      w.experts.assign(u(m.routedExperts), kNoExpert);
-      for (int e = 0; e < m.routedExperts; ++e) {
-        const int mine = acrossReplicas ? m_shard.epRank : rank;
-        if (wholeExperts && m_shard.expertOwner[static_cast<std::size_t>(e)] != mine) continue;
-        w.experts[static_cast<std::size_t>(e)] = m_next;
-        m_next += m_expertBytes;  // gate/up and down of one expert, back to back (down aligned)
-        m_weightBytes += m_expertUpBytes + bytesOf(m_expertInter * hidden, eBits);
-      }
-      m_next = aligned(m_next);
-      if (m_sharedInter > 0) {
-        w.up = take(bytesOf(hidden * upWidth * m_sharedInter, eBits));
-        w.down = take(bytesOf(m_sharedInter * hidden, eBits));
-      }
-    } else {
-      w.up = take(bytesOf(hidden * upWidth * m_ffnInter, wBits));
-      w.down = take(bytesOf(m_ffnInter * hidden, wBits));
-    }
-    m_layers.push_back(std::move(w));
-  }
-  // A tied LM head shares the embedding only when both live on this stage.
-  m_lmHead = !m_lastStage ? 0 : m.tiedEmbeddings && m_firstStage ? m_embedding : take(bytesOf(m_vocab * hidden, wBits));
-  // Norm weights (two per layer and the final one) are replicated on every rank; no op reads
-  // them separately (they ride along with the activations), but they take memory.
-  take(bytesOf((2 * u(static_cast<int>(m_stageLayers)) + (m_lastStage ? 1 : 0)) * hidden, wBits));
-  m_kvBase = aligned(m_next);
-
-  // The smallest weight tile (kTileColumnAlign columns of the widest K) must fit one buffer.
-  const uint64_t widestK = std::max({hidden, m_qHeads * std::max(headDim, u(m.vHeadDim)), m_ffnInter, m_expertInter,
-                                     m_sharedInter, u(m.qLoraRank), u(m.kvLoraRank)});
-  const double smallestTile = static_cast<double>(widestK * kTileColumnAlign) * std::max(wBits, eBits) / 8.0;
-  if (smallestTile > chip.sram.bufferBytes()) {
-    throw ConfigError(
-        ErrorKind::kDoesNotFit, "",
-        fmt::format("chip '{}' SRAM staging buffer ({} = sram.capacity {} / sram.staging_buffers {}) "
-                    "is smaller than one weight tile of model '{}' ({} columns x {} rows = {})",
-                    chip.name, config::formatQuantity(chip.sram.bufferBytes(), config::dim::kBytes),
-                    config::formatQuantity(chip.sram.capacityBytes, config::dim::kBytes), chip.sram.stagingBuffers,
-                    m.name, kTileColumnAlign, widestK, config::formatQuantity(smallestTile, config::dim::kBytes)));
-  }
-}
 
 /// Builds one step's plan: the ops of every layer in order.
 class StepPlanner::Builder {
@@ -600,23 +451,6 @@ class StepPlanner::Builder {
   tlm::LlmPhase weightPhase = tlm::LlmPhase::kDecode;
   std::map<uint64_t, KvTokens> kvTokensByWindow;  ///< kvTokens() by attention window (0: none)
 };
-
-bool StepPlanner::plansLike(const StepPlanner& o) const {
-  const auto layout = [](const LayerWeights& w) {
-    return std::make_tuple(w.qkv, w.qDown, w.kvDown, w.kvUp, w.o, w.up, w.down, w.router, w.experts);
-  };
-  if (m_layers.size() != o.m_layers.size()) return false;
-  for (std::size_t i = 0; i < m_layers.size(); ++i) {
-    if (layout(m_layers[i]) != layout(o.m_layers[i])) return false;
-  }
-  return m_model.name == o.m_model.name && m_chip.name == o.m_chip.name && m_shard.tp == o.m_shard.tp &&
-         m_shard.pp == o.m_shard.pp && m_shard.stage == o.m_shard.stage && m_shard.ep == o.m_shard.ep &&
-         m_firstLayer == o.m_firstLayer && m_stageLayers == o.m_stageLayers && m_qHeads == o.m_qHeads &&
-         m_kvHeads == o.m_kvHeads && m_ffnInter == o.m_ffnInter && m_expertInter == o.m_expertInter &&
-         m_sharedInter == o.m_sharedInter && m_vocab == o.m_vocab && m_kvPerTokenLayer == o.m_kvPerTokenLayer &&
-         m_expertBytes == o.m_expertBytes && m_expertUpBytes == o.m_expertUpBytes && m_embedding == o.m_embedding &&
-         m_lmHead == o.m_lmHead && m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase;
-}
 
 StepPlan StepPlanner::plan(const StepBatch& batch) const {
   return Builder(*this, batch).build();
