@@ -201,17 +201,11 @@ int validateCommand(const Args& args, std::ostream& out) {
                        {"max_abs_error_percent", s.maxAbsErrorPercent},
                        {"worst_point", s.worstPoint}};
   }
-  std::size_t failed = 0, skipped = 0;
-  for (const PointOutcome& o : outcomes) {
-    failed += o.status == "failed" ? 1 : 0;
-    skipped += o.status == "skipped" ? 1 : 0;
-  }
-  out << fmt::format(
-      "{} points: {} compared, {} skipped, {} failed\n", dataset.points.size(),
-      dataset.points.size() - skipped - failed -
-          static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(),
-                                                 [](const PointOutcome& o) { return o.status == "not_selected"; })),
-      skipped, failed);
+  std::map<std::string, std::size_t> byStatus;
+  for (const PointOutcome& o : outcomes) ++byStatus[o.status];
+  const std::size_t failed = byStatus["failed"];
+  out << fmt::format("{} points: {} compared, {} skipped, {} failed\n", dataset.points.size(), byStatus["compared"],
+                     byStatus["skipped"], failed);
   const Json result = {{"dataset", dataset.name},
                        {"file", file},
                        {"description", dataset.description},
