@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <tlm>
+#include <vector>
 
 #include "tlm/Precision.h"
 
@@ -78,6 +79,12 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   uint64_t tokenCount = 0;                 ///< tokens of a KV op's range
   int32_t srcChip = 0;                     ///< chip that issued the transaction
   int32_t dstChip = 0;                     ///< chip that serves it (kSend: the receiving chip)
+  /// kSend of a mirrored collective group (workload::CollectiveGroup): not null, the message
+  /// stands for one from every chip of the list, in list order, to the chip `rotationShift`
+  /// places after it in the list (srcChip is the list's first, dstChip the one it sends to). Only
+  /// a switch (hw::Switch) serves it; the list outlives the transaction.
+  const std::vector<int>* rotation = nullptr;
+  int32_t rotationShift = 0;
 
   ::tlm::tlm_extension_base* clone() const override { return new OpExtension(*this); }
   void copy_from(const ::tlm::tlm_extension_base& other) override { *this = static_cast<const OpExtension&>(other); }

@@ -1,6 +1,7 @@
 #include "workloads/CollectiveGroup.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 
@@ -51,7 +52,7 @@ const CollectiveGroup::Ordered& CollectiveGroup::schedule(const PlannedCollectiv
     if (kind == hw::CollectiveKind::kAllGather && algorithm == hw::CollectiveAlgorithm::kTree) {
       algorithm = hw::CollectiveAlgorithm::kRing;  // tree is defined for all-reduce only
     }
-    it = m_schedules.emplace(key, Ordered{hw::expandCollective(kind, algorithm, size(), bytes), {}}).first;
+    it = m_schedules.emplace(key, Ordered{hw::expandCollective(kind, algorithm, size(), bytes), {}, {}}).first;
     Ordered& ordered = it->second;
     // Round k holds every member's k-th send of the step, ranks ascending.
     for (const std::vector<hw::Send>& sends : ordered.schedule.steps) {
@@ -63,7 +64,23 @@ const CollectiveGroup::Ordered& CollectiveGroup::schedule(const PlannedCollectiv
           if (round < mine.size()) order.push_back(mine[round]);
         }
       }
+      // Cut it into blocks; a block of `size()` sends in which member i sends the same bytes
+      // to member i + k (the direct and evenly cut ring schedules) can go as one rotation.
+      const std::size_t n = order.size() > 0 ? static_cast<std::size_t>(size()) : 0;
+      std::vector<Block> blocks;
+      for (std::size_t i = 0; i < order.size();) {
+        const int shift = (order[i]->dst - order[i]->src + size()) % size();
+        bool rotation = order[i]->src == 0 && shift > 0 && i + n <= order.size();
+        for (std::size_t j = 0; rotation && j < n; ++j) {
+          const hw::Send& s = *order[i + j];
+          rotation = s.src == static_cast<int>(j) &&
+                     s.dst == static_cast<int>((j + static_cast<std::size_t>(shift)) % n) && s.bytes == order[i]->bytes;
+        }
+        blocks.push_back(rotation ? Block{i, n, shift} : Block{i, 1, 0});
+        i += rotation ? n : 1;
+      }
       ordered.issueOrder.push_back(std::move(order));
+      ordered.blocks.push_back(std::move(blocks));
     }
   }
   return it->second;
@@ -72,7 +89,7 @@ const CollectiveGroup::Ordered& CollectiveGroup::schedule(const PlannedCollectiv
 template <typename Issue>
 bool CollectiveGroup::step(Issue&& issue) {
   const uint64_t generation = m_generation;
-  if (++m_arrived == size()) {
+  if (++m_arrived == (m_mirrored ? 1 : size())) {
     m_arrived = 0;
     ++m_generation;
     m_stepEnd = sc_core::sc_time_stamp();
@@ -111,8 +128,57 @@ bool CollectiveGroup::send(int rank, const hw::Send& send, uint32_t layer, sc_co
   return true;
 }
 
+bool CollectiveGroup::sendRotation(uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest) {
+  tlm::PayloadRef payload(m_pool);
+  tlm::OpExtension& op = payload.op();
+  op.kind = tlm::OpKind::kSend;
+  op.phase = tlm::LlmPhase::kDecode;
+  op.layer = layer;
+  op.bytes = bytes;
+  op.srcChip = m_chips.front();
+  op.dstChip = m_chips[static_cast<std::size_t>(shift)];
+  op.rotation = &m_chips;
+  op.rotationShift = shift;
+  payload->set_command(::tlm::TLM_WRITE_COMMAND);
+  payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  sockets[0]->b_transport(*payload, delay);
+  if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
+    if (m_error.empty()) {
+      m_error = fmt::format("layer {}: rotation of {} bytes by {} over chips {} failed: {}", layer, bytes, shift,
+                            fmt::join(m_chips, ","), payload->get_response_string());
+    }
+    return false;
+  }
+  for (int i = 0; i < size(); ++i) {
+    m_sends.add();
+    m_bytes.add(static_cast<double>(bytes));
+  }
+  latest = std::max(latest, delay);
+  return true;
+}
+
+void CollectiveGroup::issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest) {
+  const std::vector<const hw::Send*>& order = ordered.issueOrder[step];
+  for (const Block& block : ordered.blocks[step]) {
+    if (m_mirrored && block.shift > 0) {
+      if (!sendRotation(order[block.first]->bytes, block.shift, layer, latest)) return;
+      continue;
+    }
+    for (std::size_t i = block.first; i < block.first + block.count; ++i) {
+      if (!send(order[i]->src, *order[i], layer, latest)) return;
+    }
+  }
+  m_stepEnd = sc_core::sc_time_stamp() + latest;
+}
+
 bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_t layer) {
   if (collective.kind == PlannedCollective::Kind::kNone || size() < 2) return true;
+  if (m_mirrored && rank != 0) {
+    m_error =
+        fmt::format("layer {}: rank {} ran a collective of a mirrored group (only rank 0 runs them)", layer, rank);
+    return false;
+  }
   if (rank == 0) m_collectives.add();
   const sc_core::sc_time entered = sc_core::sc_time_stamp();
   // Each step ends when its last send has arrived: the latest completion over all of them.
@@ -126,6 +192,8 @@ bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_
     }
     m_pending.resize(static_cast<std::size_t>(size()));
     m_pending[static_cast<std::size_t>(rank)] = &collective;  // the issuer reads every member's bytes
+    // A mirrored group's members plan alike: rank 0's bytes are every member's.
+    if (m_mirrored) std::fill(m_pending.begin(), m_pending.end(), &collective);
     const bool ok = step([&] {
       sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
       for (int k = 1; k < size(); ++k) {
@@ -141,13 +209,10 @@ bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_
     return ok;
   }
   const Ordered& ordered = schedule(collective);
-  for (const std::vector<const hw::Send*>& order : ordered.issueOrder) {
+  for (std::size_t k = 0; k < ordered.issueOrder.size(); ++k) {
     const bool ok = step([&] {
       sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
-      for (const hw::Send* s : order) {
-        if (!send(s->src, *s, layer, latest)) return;
-      }
-      finish(latest);
+      issueStep(ordered, k, layer, latest);
     });
     if (!ok) return false;
   }

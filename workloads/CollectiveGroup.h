@@ -52,6 +52,13 @@ class CollectiveGroup : public sc_core::sc_module {
   CollectiveGroup& operator=(const CollectiveGroup&) = delete;
 
   int size() const { return static_cast<int>(m_chips.size()); }
+  /// Mirrored: every rank but 0 mirrors rank 0 (identical plans, StepDriver's mirrors), so only
+  /// rank 0 calls run() and it runs every member's part: the sends of all members, each block in
+  /// which member i sends the same bytes to member i + k as one rotation transaction through rank
+  /// 0's socket (hw::Switch serves it as those messages). Set before the simulation starts; only
+  /// over a switched fabric (a graph fabric refuses rotations).
+  void setMirrored(bool mirrored) { m_mirrored = mirrored; }
+  bool mirrored() const { return m_mirrored; }
   /// Runs `collective` for rank `rank`; call from that rank's SC_THREAD, every rank the same
   /// collectives in the same order. Returns false (with error() set) when a send fails.
   bool run(int rank, const PlannedCollective& collective, uint32_t layer);
@@ -59,10 +66,18 @@ class CollectiveGroup : public sc_core::sc_module {
   const stats::Group& stats() const { return m_stats; }
 
  private:
+  /// A run of a step's issue order: one send, or (shift > 0) `size()` sends in which member i
+  /// sends the same bytes to member i + shift, members in order.
+  struct Block {
+    std::size_t first = 0;
+    std::size_t count = 1;
+    int shift = 0;
+  };
   /// A schedule with each step's sends in issue order (round by round, ranks ascending).
   struct Ordered {
     hw::Schedule schedule;
     std::vector<std::vector<const hw::Send*>> issueOrder;
+    std::vector<std::vector<Block>> blocks;  ///< per step, the issue order cut into blocks
   };
   const Ordered& schedule(const PlannedCollective& collective);
   /// Waits until every member has called it; the last to arrive runs `issue` (which sets
@@ -71,6 +86,11 @@ class CollectiveGroup : public sc_core::sc_module {
   bool step(Issue&& issue);
   /// Issues one send of rank `rank`; its completion delay raises `latest`. False on an error.
   bool send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest);
+  /// Issues a rotation block (every member sends `bytes` to the member `shift` after it) as one
+  /// transaction through rank 0's socket.
+  bool sendRotation(uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest);
+  /// Issues one step's sends in issue order.
+  void issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest);
 
   std::vector<int> m_chips;
   hw::CollectiveAlgorithm m_algorithm;
@@ -83,6 +103,7 @@ class CollectiveGroup : public sc_core::sc_module {
   sc_core::sc_event m_release;
   tlm::PayloadPool m_pool;
   std::string m_error;
+  bool m_mirrored = false;
 
   stats::Group m_stats;
   stats::Counter& m_collectives;

@@ -195,6 +195,13 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       r->mirrors.push_back(mirror && !offChipKv() && c % m_tp > 0 &&
                            r->planners[static_cast<std::size_t>(c)]->plansLike(*r->planners[leader]));
     }
+    // A group whose ranks all mirror rank 0 is run by rank 0 alone, each block of its collectives
+    // as one rotation (CollectiveGroup::setMirrored): on a single switched stage, where a
+    // rotation is exact and no pipeline send needs the mirrors.
+    if (m_pp == 1 && r->groups.size() == 1 && config.network.topology == platform::Topology::kSwitched &&
+        std::all_of(r->mirrors.begin() + 1, r->mirrors.end(), [](bool m) { return m; })) {
+      r->groups.front()->setMirrored(true);
+    }
     for (int c = 0; c < m_tp * m_pp; ++c) {
       hw::Chip& chip = platform.chip(r->chips[static_cast<std::size_t>(c)]);
       r->drivers.push_back(

@@ -143,8 +143,10 @@ class ServingEngine : public sc_core::sc_module {
   /// `mirror`: a rank whose planner plans exactly like its replica's rank 0 (same slice, layout
   /// and chip type; StepPlanner::plansLike) gets the same plan every step and, its chip seeing
   /// exactly the same transactions, exactly the same timing; it then mirrors rank 0 (see
-  /// StepDriver::post) instead of simulating its chip's memory and compute again. Collectives
-  /// still run on every chip. Off (`false`): every chip simulates its own transactions.
+  /// StepDriver::post) instead of simulating its chip's memory and compute again. When every rank
+  /// of a single-stage group on a switched fabric mirrors, rank 0 also runs the group's
+  /// collectives for all (CollectiveGroup::setMirrored); every member's messages still cross the
+  /// switch. Off (`false`): every chip simulates its own transactions.
   ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform, const ModelConfig& model,
                 const ScenarioConfig& scenario, uint64_t seed, tlm::TimingMode mode, const ScenarioFiles& files,
                 bool mirror = true);

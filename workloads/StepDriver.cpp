@@ -116,6 +116,22 @@ void StepDriver::computeStream() {
 bool StepDriver::runStep() {
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
   if (m_leader != nullptr) ++m_mirroredSteps;
+  if (m_leader != nullptr && m_group != nullptr && m_group->mirrored()) {
+    // The leader of a mirrored group runs every member's collectives: this mirror meets no other
+    // chip during the step and only ends it with its leader, with the leader's timings.
+    if (m_input != nullptr || m_output != nullptr) {
+      m_error = fmt::format("{}: mirrors {} in a mirrored group but has pipeline links", name(), m_leader->name());
+      return false;
+    }
+    while (m_leader->m_running && m_leader->error().empty()) sc_core::wait(m_leader->m_stepDone);
+    if (!m_leader->error().empty()) {
+      m_error = m_leader->error();
+      return false;
+    }
+    m_timings = m_leader->m_timings;
+    m_stepTime = sc_core::sc_time_stamp() - begin;
+    return true;
+  }
   std::size_t mirrored = 0;  // a mirror's ops copied from the leader so far
   for (std::size_t n = 0; n < m_plan->ops.size(); ++n) {
     std::size_t i = n;

@@ -451,7 +451,9 @@ GraphFabric::GraphFabric(const sc_core::sc_module_name& name, FabricGraph graph)
 void GraphFabric::bTransport(int /*input*/, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const tlm::OpExtension& op = tlm::opOf(payload);
   const int chips = m_graph.chips;
-  if (op.kind != tlm::OpKind::kSend || op.srcChip < 0 || op.srcChip >= chips || op.bytes == 0) {
+  // A mirrored group's rotation is served by hw::Switch only (CollectiveGroup::setMirrored).
+  if (op.kind != tlm::OpKind::kSend || op.rotation != nullptr || op.srcChip < 0 || op.srcChip >= chips ||
+      op.bytes == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
   }

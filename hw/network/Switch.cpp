@@ -27,6 +27,7 @@ Switch::Switch(const sc_core::sc_module_name& name, const SwitchConfig& config)
       m_config(config),
       m_hop(tlm::durationCeil(config.hopLatencyS)),
       m_portOfChip(static_cast<std::size_t>(config.ports), nullptr),
+      m_inputOfChip(static_cast<std::size_t>(config.ports), 0),
       m_stats(basename(), "inter-chip packet switch"),
       m_messages(m_stats.counter("messages", "", "messages routed")),
       m_bytes(m_stats.counter("bytes", "B", "payload bytes routed")),
@@ -34,7 +35,11 @@ Switch::Switch(const sc_core::sc_module_name& name, const SwitchConfig& config)
       m_outputQueueTime(
           m_stats.counter("output_queue_time", "s", "time message heads waited for a busy output port (summed)")),
       m_creditStallTime(m_stats.counter("credit_stall_time", "s",
-                                        "time senders' links were held waiting for input-buffer credits (summed)")) {
+                                        "time senders' links were held waiting for input-buffer credits (summed)")),
+      m_rotations(m_stats.counter("rotations", "",
+                                  "rotations of mirrored collective groups served (each counted as its messages)")),
+      m_symmetricRotations(m_stats.counter("symmetric_rotations", "",
+                                           "rotations whose ports were all alike, timed once for all members")) {
   socket.register_b_transport(this, &Switch::bTransport);
   m_stats.formula("mean_output_queue_time", "s", "output queueing time per message",
                   [this] { return m_messages.value() > 0 ? m_outputQueueTime.value() / m_messages.value() : 0.0; });
@@ -63,72 +68,144 @@ void Switch::attach(SwitchPort& port) {
   m_inputs.push_back(&port);
   m_creditReleaseAt.push_back(sc_core::SC_ZERO_TIME);
   m_portOfChip[static_cast<std::size_t>(chip)] = &port;
+  m_inputOfChip[static_cast<std::size_t>(chip)] = m_inputs.size() - 1;
+}
+
+Switch::Route Switch::plan(std::size_t input, const SwitchPort& out, uint64_t bytes,
+                           const sc_core::sc_time& arrival) const {
+  const SwitchPort& in = *m_inputs[input];
+  const LinkConfig& up = in.config();
+  const LinkConfig& down = out.config();
+  const bool credit = m_config.flowControl == FlowControl::kCredit;
+  Route r;
+  // Each link carries the message in its own framing (MTU and header): where the receiver's link
+  // has smaller packets or larger headers, more wire bytes go down than came up.
+  r.packets = up.packetsFor(bytes);
+  r.downPackets = down.packetsFor(bytes);
+  r.wire = static_cast<double>(up.wireBytesFor(bytes));
+  r.downWire = static_cast<double>(down.wireBytesFor(bytes));
+  const auto packet = static_cast<double>(up.largestPacketFor(bytes));
+  r.upSerial = r.wire / up.bandwidthBytesPerS;
+  r.downSerial = r.downWire / down.bandwidthBytesPerS;
+  const sc_core::sc_time& upLatency = in.latency();
+
+  r.arrival = arrival;
+  r.linkFree = std::max(arrival, in.tx().busyUntil());
+  r.start = credit ? std::max(r.linkFree, m_creditReleaseAt[input]) : r.linkFree;
+  r.headAtOutput = r.start + upLatency + m_hop;
+  r.outStart = std::max(r.headAtOutput, out.rx().busyUntil());
+
+  // Last byte leaves the sender: at link rate, unless the credit window runs out first.
+  const double window = std::floor(m_config.inputBufferBytes / packet) * packet;
+  r.upEnd = r.start + tlm::durationCeil(r.upSerial);
+  if (credit && r.wire > window) {
+    const double creditRoundTrip = 2.0 * up.latencyS + m_config.hopLatencyS + packet / down.bandwidthBytesPerS;
+    const double pacedRate = std::min(up.bandwidthBytesPerS, window / creditRoundTrip);
+    const sc_core::sc_time firstCredit = r.outStart + tlm::durationCeil(packet / down.bandwidthBytesPerS) + upLatency;
+    const sc_core::sc_time resume = std::max(r.start + tlm::durationCeil(window / up.bandwidthBytesPerS), firstCredit);
+    r.upEnd = std::max(r.upEnd, resume + tlm::durationCeil((r.wire - window) / pacedRate));
+  }
+  r.outEnd = std::max(r.outStart + tlm::durationCeil(r.downSerial), r.upEnd + upLatency + m_hop);
+  r.lastByteIn = r.outEnd + out.latency();
+  if (credit) {
+    // The next message's first `window` bytes may follow only as the tail of this one drains.
+    const sc_core::sc_time drained = r.outEnd + upLatency;
+    const sc_core::sc_time lead = durationFloor(window / up.bandwidthBytesPerS);
+    r.creditRelease = drained > lead ? drained - lead : sc_core::SC_ZERO_TIME;
+  }
+  return r;
+}
+
+void Switch::apply(const Route& r, std::size_t input, SwitchPort& out, const tlm::OpExtension& op) {
+  SwitchPort& in = *m_inputs[input];
+  if (m_config.flowControl == FlowControl::kCredit) m_creditReleaseAt[input] = r.creditRelease;
+  in.tx().occupy(r.arrival, r.linkFree, r.upEnd, op.bytes, static_cast<uint64_t>(r.wire), r.packets, r.upSerial);
+  out.rx().occupy(r.headAtOutput, r.outStart, r.outEnd, op.bytes, static_cast<uint64_t>(r.downWire), r.downPackets,
+                  r.downSerial);
+  m_messages.add();
+  m_bytes.add(static_cast<double>(op.bytes));
+  m_packets.add(static_cast<double>(r.packets));
+  m_activity.emit(tlm::Activity::kLinkBytes, r.wire, op, r.start, r.upEnd, op.srcChip);  // sender -> switch
+  m_activity.emit(tlm::Activity::kSwitchBytes, r.downWire, op, r.outStart, r.outEnd);
+  m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(r.downPackets), op, r.outStart, r.outEnd);
+  m_activity.emit(tlm::Activity::kLinkBytes, r.downWire, op, r.outStart, r.outEnd, op.dstChip);  // switch -> receiver
+  m_outputQueueTime.add(tlm::seconds(r.outStart - r.headAtOutput));
+  m_creditStallTime.add(std::max(0.0, tlm::seconds(r.upEnd - r.linkFree) - r.upSerial));
+}
+
+bool Switch::symmetric(const std::vector<std::size_t>& inputs, const std::vector<SwitchPort*>& outputs) const {
+  const SwitchPort& first = *m_inputs[inputs.front()];
+  const bool credit = m_config.flowControl == FlowControl::kCredit;
+  const auto sameLink = [](const LinkConfig& a, const LinkConfig& b) {
+    return a.bandwidthBytesPerS == b.bandwidthBytesPerS && a.latencyS == b.latencyS && a.mtuBytes == b.mtuBytes &&
+           a.headerBytes == b.headerBytes;
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const SwitchPort& in = *m_inputs[inputs[i]];
+    const SwitchPort& out = *outputs[i];
+    if (!sameLink(in.config(), first.config()) || in.tx().busyUntil() != first.tx().busyUntil() ||
+        out.rx().busyUntil() != outputs.front()->rx().busyUntil() ||
+        (credit && m_creditReleaseAt[inputs[i]] != m_creditReleaseAt[inputs.front()])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  if (op.dstChip < 0 || op.dstChip >= m_config.ports || m_portOfChip[static_cast<std::size_t>(op.dstChip)] == nullptr) {
+  const auto attached = [this](int chip) {
+    return chip >= 0 && chip < m_config.ports && m_portOfChip[static_cast<std::size_t>(chip)] != nullptr;
+  };
+  if (!attached(op.dstChip)) {
     payload.set_response_status(::tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  SwitchPort& in = *m_inputs[static_cast<std::size_t>(input)];
-  SwitchPort& out = *m_portOfChip[static_cast<std::size_t>(op.dstChip)];
-  const LinkConfig& up = in.config();
-  const LinkConfig& down = out.config();
-  const bool credit = m_config.flowControl == FlowControl::kCredit;
-
-  // Each link carries the message in its own framing (MTU and header): where the receiver's link
-  // has smaller packets or larger headers, more wire bytes go down than came up.
-  const uint64_t packets = up.packetsFor(op.bytes);
-  const auto wire = static_cast<double>(up.wireBytesFor(op.bytes));
-  const auto downWire = static_cast<double>(down.wireBytesFor(op.bytes));
-  const auto packet = static_cast<double>(up.largestPacketFor(op.bytes));
-  const double upSerial = wire / up.bandwidthBytesPerS;
-  const double downSerial = downWire / down.bandwidthBytesPerS;
-  const sc_core::sc_time& upLatency = in.latency();
-  const sc_core::sc_time& hop = m_hop;
-
   const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
-  const sc_core::sc_time linkFree = std::max(arrival, in.tx().busyUntil());
-  const sc_core::sc_time start =
-      credit ? std::max(linkFree, m_creditReleaseAt[static_cast<std::size_t>(input)]) : linkFree;
-  const sc_core::sc_time headAtOutput = start + upLatency + hop;
-  const sc_core::sc_time outStart = std::max(headAtOutput, out.rx().busyUntil());
-
-  // Last byte leaves the sender: at link rate, unless the credit window runs out first.
-  const double window = std::floor(m_config.inputBufferBytes / packet) * packet;
-  sc_core::sc_time upEnd = start + tlm::durationCeil(upSerial);
-  if (credit && wire > window) {
-    const double creditRoundTrip = 2.0 * up.latencyS + m_config.hopLatencyS + packet / down.bandwidthBytesPerS;
-    const double pacedRate = std::min(up.bandwidthBytesPerS, window / creditRoundTrip);
-    const sc_core::sc_time firstCredit = outStart + tlm::durationCeil(packet / down.bandwidthBytesPerS) + upLatency;
-    const sc_core::sc_time resume = std::max(start + tlm::durationCeil(window / up.bandwidthBytesPerS), firstCredit);
-    upEnd = std::max(upEnd, resume + tlm::durationCeil((wire - window) / pacedRate));
-  }
-  const sc_core::sc_time outEnd = std::max(outStart + tlm::durationCeil(downSerial), upEnd + upLatency + hop);
-  const sc_core::sc_time lastByteIn = outEnd + out.latency();
-
-  if (credit) {
-    // The next message's first `window` bytes may follow only as the tail of this one drains.
-    const sc_core::sc_time drained = outEnd + upLatency;
-    const sc_core::sc_time lead = durationFloor(window / up.bandwidthBytesPerS);
-    m_creditReleaseAt[static_cast<std::size_t>(input)] = drained > lead ? drained - lead : sc_core::SC_ZERO_TIME;
+  if (op.rotation == nullptr) {
+    SwitchPort& out = *m_portOfChip[static_cast<std::size_t>(op.dstChip)];
+    const Route r = plan(static_cast<std::size_t>(input), out, op.bytes, arrival);
+    apply(r, static_cast<std::size_t>(input), out, op);
+    delay = r.lastByteIn - sc_core::sc_time_stamp();
+    payload.set_response_status(::tlm::TLM_OK_RESPONSE);
+    return;
   }
 
-  in.tx().occupy(arrival, linkFree, upEnd, op.bytes, static_cast<uint64_t>(wire), packets, upSerial);
-  out.rx().occupy(headAtOutput, outStart, outEnd, op.bytes, static_cast<uint64_t>(downWire), down.packetsFor(op.bytes),
-                  downSerial);
-  m_messages.add();
-  m_bytes.add(static_cast<double>(op.bytes));
-  m_packets.add(static_cast<double>(packets));
-  m_activity.emit(tlm::Activity::kLinkBytes, wire, op, start, upEnd, op.srcChip);  // sender -> switch
-  m_activity.emit(tlm::Activity::kSwitchBytes, downWire, op, outStart, outEnd);
-  m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(down.packetsFor(op.bytes)), op, outStart, outEnd);
-  m_activity.emit(tlm::Activity::kLinkBytes, downWire, op, outStart, outEnd, op.dstChip);  // switch -> receiver
-  m_outputQueueTime.add(tlm::seconds(outStart - headAtOutput));
-  m_creditStallTime.add(std::max(0.0, tlm::seconds(upEnd - linkFree) - upSerial));
-
-  delay = lastByteIn - sc_core::sc_time_stamp();
+  // A rotation: member i sends the same message to member i + shift, in member order, all at
+  // `arrival`. Each member's input and each receiver's output then appear in exactly one
+  // message, so when all of them are alike (same link, same busy-until and credit times) every
+  // message sees the same state the first one does, and its timing is the first one's: computed
+  // once, applied to every port, each message still counted and its activity emitted. Otherwise
+  // each message is routed on its own, in the same order.
+  const std::vector<int>& chips = *op.rotation;
+  const std::size_t n = chips.size();
+  const auto shift = static_cast<std::size_t>(op.rotationShift);
+  if (n < 2 || shift == 0 || shift >= n || chips.front() != op.srcChip || chips[shift] != op.dstChip ||
+      !std::all_of(chips.begin(), chips.end(), attached)) {
+    payload.set_response_status(::tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  m_rotationInputs.clear();
+  m_rotationOutputs.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    m_rotationInputs.push_back(m_inputOfChip[static_cast<std::size_t>(chips[i])]);
+    m_rotationOutputs.push_back(m_portOfChip[static_cast<std::size_t>(chips[(i + shift) % n])]);
+  }
+  tlm::OpExtension message = op;
+  message.rotation = nullptr;
+  sc_core::sc_time last = arrival;
+  const bool alike = symmetric(m_rotationInputs, m_rotationOutputs);
+  Route r;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == 0 || !alike) r = plan(m_rotationInputs[i], *m_rotationOutputs[i], op.bytes, arrival);
+    message.srcChip = chips[i];
+    message.dstChip = chips[(i + shift) % n];
+    apply(r, m_rotationInputs[i], *m_rotationOutputs[i], message);
+    last = std::max(last, r.lastByteIn);
+  }
+  m_rotations.add();
+  if (alike) m_symmetricRotations.add();
+  delay = last - sc_core::sc_time_stamp();
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
 }
 

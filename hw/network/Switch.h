@@ -18,6 +18,13 @@
 // link stays held meanwhile (head-of-line blocking), and the next message on that input may start
 // only when its first B bytes fit behind the previous message's draining tail. Buffers smaller
 // than bw x (2 x latency + hop + packet time) therefore throttle even an idle path.
+//
+// Rotations (tlm::OpExtension::rotation). A mirrored tensor-parallel group sends each block of
+// its collective (member i to member i + k, equal bytes) as one transaction. The switch serves
+// it as those n messages in member order; when all their ports are alike it times the first and
+// applies that timing to every port, which is what routing them one by one computes (each port
+// appears once as a sender and once as a receiver in the block, so every message sees the state
+// the first one saw). Statistics and activity count every message either way.
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <systemc>
@@ -51,12 +58,26 @@ class Switch : public sc_core::sc_module {
   const stats::Group& stats() const { return m_stats; }
 
  private:
+  /// One message's timing through the switch, from the ports' state; changes nothing.
+  struct Route {
+    sc_core::sc_time arrival, linkFree, start, headAtOutput, outStart, upEnd, outEnd, lastByteIn, creditRelease;
+    uint64_t packets = 0, downPackets = 0;
+    double wire = 0.0, downWire = 0.0, upSerial = 0.0, downSerial = 0.0;
+  };
+  Route plan(std::size_t input, const SwitchPort& out, uint64_t bytes, const sc_core::sc_time& arrival) const;
+  /// Holds the links, counts the message and emits its activity (op: its bytes and chips).
+  void apply(const Route& route, std::size_t input, SwitchPort& out, const tlm::OpExtension& op);
+  /// Whether messages inputs[i] -> outputs[i] all see the same link configuration and state.
+  bool symmetric(const std::vector<std::size_t>& inputs, const std::vector<SwitchPort*>& outputs) const;
   void bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   SwitchConfig m_config;
   sc_core::sc_time m_hop;                           ///< hop latency on the kernel's time grid
   std::vector<SwitchPort*> m_inputs;                // by socket binding index
   std::vector<SwitchPort*> m_portOfChip;            // by chip id; null where nothing is attached
+  std::vector<std::size_t> m_inputOfChip;           // by chip id: its port's binding index
+  std::vector<std::size_t> m_rotationInputs;        // scratch of bTransport
+  std::vector<SwitchPort*> m_rotationOutputs;       // scratch of bTransport
   std::vector<sc_core::sc_time> m_creditReleaseAt;  // by binding index: earliest next start (credit)
 
   tlm::ActivitySource m_activity;
@@ -66,6 +87,8 @@ class Switch : public sc_core::sc_module {
   stats::Counter& m_packets;
   stats::Counter& m_outputQueueTime;
   stats::Counter& m_creditStallTime;
+  stats::Counter& m_rotations;
+  stats::Counter& m_symmetricRotations;
 };
 
 }  // namespace scoville::hw

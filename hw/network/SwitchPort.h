@@ -72,6 +72,8 @@ class SwitchPort : public sc_core::sc_module {
   /// Fabric side, driven by the attached Switch: chip -> switch and switch -> chip directions.
   LinkDirection& tx() { return m_tx; }
   LinkDirection& rx() { return m_rx; }
+  const LinkDirection& tx() const { return m_tx; }
+  const LinkDirection& rx() const { return m_rx; }
 
  private:
   void bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);

@@ -140,6 +140,30 @@ TEST_F(ServingCliTest, MirroredTensorParallelRanksGiveExactlyTheSimulatedResults
   EXPECT_EQ(mirrored["window"], exact["window"]);
   EXPECT_EQ(mirrored["replicas"][0]["busy_time_s"], exact["replicas"][0]["busy_time_s"]);
   EXPECT_EQ(mirrored["replicas"][0]["steps"], exact["replicas"][0]["steps"]);
+  // Rank 0 ran the group's collectives as rotations (one per all-reduce block), which the switch
+  // served as every member's messages, timed once: each switch port carried and waited exactly
+  // as when every rank sent its own, and the chips' power is the same.
+  const auto report = [&](const std::string& name) { return Json::parse(readFile(dir.file(name + "/report.json"))); };
+  const Json mirroredReport = report("mirrored");
+  const Json exactReport = report("exact");
+  const Json& net = mirroredReport["stats"]["platform"]["groups"]["network"]["groups"];
+  const Json& netExact = exactReport["stats"]["platform"]["groups"]["network"]["groups"];
+  EXPECT_GT(net["switch0"]["stats"]["rotations"]["value"].get<double>(), 0.0);
+  EXPECT_EQ(net["switch0"]["stats"]["symmetric_rotations"]["value"], net["switch0"]["stats"]["rotations"]["value"]);
+  EXPECT_EQ(netExact["switch0"]["stats"]["rotations"]["value"], 0.0);
+  for (const char* stat : {"messages", "bytes", "packets", "output_queue_time", "credit_stall_time"}) {
+    EXPECT_EQ(net["switch0"]["stats"][stat]["value"], netExact["switch0"]["stats"][stat]["value"]) << stat;
+  }
+  for (int c = 0; c < 8; ++c) {
+    const std::string port = "port0_" + std::to_string(c);
+    EXPECT_EQ(net[port]["stats"], netExact[port]["stats"]) << port;
+  }
+  for (std::size_t c = 0; c < 8; ++c) {
+    const Json& a = mirroredReport["power"]["chips"][c];
+    const Json& b = exactReport["power"]["chips"][c];
+    EXPECT_NEAR(a["average_w"].get<double>(), b["average_w"].get<double>(), 1e-9 * b["average_w"].get<double>());
+    EXPECT_NEAR(a["energy_j"].get<double>(), b["energy_j"].get<double>(), 1e-9 * b["energy_j"].get<double>());
+  }
   // Expert parallelism gives each rank other experts: nothing to mirror.
   const Json ep = serve("ep", join(args, {"--set", "platform.placement.ep=8"}));
   ASSERT_FALSE(ep.empty());

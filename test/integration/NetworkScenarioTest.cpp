@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "hw/network/Collective.h"
@@ -14,6 +16,7 @@
 #include "test/support/NetworkFixtures.h"
 #include "test/support/TrafficGenerator.h"
 #include "tlm/ActivityBus.h"
+#include "tlm/PayloadPool.h"
 #include "tlm/ProtocolChecker.h"
 
 namespace scoville::hw {
@@ -315,6 +318,176 @@ TEST(NetworkScenario, ApproximatelyTimedSendersSeeTheSameTimesAsLooselyTimed) {
   EXPECT_DOUBLE_EQ(wire.link, 2 * expectedWire);
   EXPECT_DOUBLE_EQ(wire.switched, expectedWire);
   EXPECT_DOUBLE_EQ(wire.packets, expectedPackets);
+}
+
+/// Sends, from one thread at time zero, every block k = 1..n-1 of a direct all-reduce over chips
+/// 0..n-1 (chip i sends `bytes` to chip i + k): as one rotation transaction through chip 0's port
+/// or as n messages through each chip's own port, in member order. First, optionally, one message
+/// `preloadSrc` -> `preloadDst` that leaves those ports unlike the others.
+struct RotationSender : sc_core::sc_module {
+  sc_core::sc_vector<tlm_utils::simple_initiator_socket<RotationSender>> sockets;
+  std::vector<int> chips;
+  uint64_t bytes;
+  bool asRotation;
+  int preloadSrc = -1, preloadDst = -1;
+  std::vector<sc_core::sc_time> blockEnds;
+  std::vector<::tlm::tlm_response_status> statuses;
+
+  RotationSender(const sc_core::sc_module_name& name, int n, uint64_t bytes, bool asRotation)
+      : sc_core::sc_module(name), sockets("socket", static_cast<std::size_t>(n)), bytes(bytes), asRotation(asRotation) {
+    for (int c = 0; c < n; ++c) chips.push_back(c);
+    SC_HAS_PROCESS(RotationSender);
+    SC_THREAD(run);
+  }
+  ::tlm::tlm_response_status send(int src, int dst, uint64_t size, int shift, sc_core::sc_time& delay) {
+    tlm::PayloadRef payload(pool);
+    payload.op().kind = tlm::OpKind::kSend;
+    payload.op().bytes = size;
+    payload.op().srcChip = src;
+    payload.op().dstChip = dst;
+    if (shift > 0) {
+      payload.op().rotation = &chips;
+      payload.op().rotationShift = shift;
+    }
+    payload->set_command(::tlm::TLM_WRITE_COMMAND);
+    payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
+    sockets[static_cast<std::size_t>(src)]->b_transport(*payload, delay);
+    return payload->get_response_status();
+  }
+  void run() {
+    if (preloadSrc >= 0) {
+      sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+      statuses.push_back(send(preloadSrc, preloadDst, 3 * bytes, 0, d));
+    }
+    const int n = static_cast<int>(chips.size());
+    for (int k = 1; k < n; ++k) {
+      sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
+      for (int i = 0; i < (asRotation ? 1 : n); ++i) {
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        statuses.push_back(send(i, (i + k) % n, bytes, asRotation ? k : 0, d));
+        latest = std::max(latest, d);
+      }
+      blockEnds.push_back(latest);
+    }
+  }
+  tlm::PayloadPool pool;
+};
+
+/// Every network activity event, for exact comparison.
+struct ActivityLog : tlm::ActivityListener {
+  std::vector<std::tuple<int, double, double, double, int, int, int>> events;
+  void onActivity(const tlm::ActivityEvent& e) override {
+    events.emplace_back(static_cast<int>(e.activity), e.amount, e.start.to_seconds(), e.time.to_seconds(), e.chip,
+                        e.srcChip, e.dstChip);
+  }
+};
+
+void expectSameFabric(Fabric& a, Fabric& b, int chips) {
+  for (const char* stat : {"messages", "bytes", "packets", "output_queue_time", "credit_stall_time"}) {
+    EXPECT_EQ(a.fabric.stats().value(stat), b.fabric.stats().value(stat)) << stat;
+  }
+  for (int c = 0; c < chips; ++c) {
+    for (const char* dir : {"tx", "rx"}) {
+      for (const char* stat : {"messages", "bytes", "wire_bytes", "packets", "busy_time", "queue_time", "stall_time"}) {
+        const std::string name = std::string(dir) + "_" + stat;
+        EXPECT_EQ(a.port(c).stats().value(name), b.port(c).stats().value(name)) << "chip " << c << " " << name;
+      }
+    }
+  }
+}
+
+// A mirrored group's collective block sent as one rotation transaction is served as the n
+// messages it stands for: the same completion times, port and switch statistics and activity,
+// event for event, as sending them one by one; timed once when the ports are alike, one by one
+// when a message sent before left some ports busier.
+TEST(NetworkScenario, RotationIsServedExactlyAsItsMessagesOneByOne) {
+  test::claimElaboration();
+  constexpr int kChips = 6;
+  const uint64_t bytes = 600 << 10;  // beyond the 256 KiB credit window: flow control engaged
+  Fabric rotA("rot_alike", kChips, fabricSwitch(FlowControl::kCredit));
+  Fabric oneA("one_alike", kChips, fabricSwitch(FlowControl::kCredit));
+  Fabric rotU("rot_unlike", kChips, fabricSwitch(FlowControl::kCredit));
+  Fabric oneU("one_unlike", kChips, fabricSwitch(FlowControl::kCredit));
+  ActivityLog logRotA, logOneA, logRotU, logOneU;
+  tlm::ActivityBus busRotA, busOneA, busRotU, busOneU;
+  busRotA.subscribe(logRotA);
+  busOneA.subscribe(logOneA);
+  busRotU.subscribe(logRotU);
+  busOneU.subscribe(logOneU);
+  rotA.fabric.attachActivity(busRotA);
+  oneA.fabric.attachActivity(busOneA);
+  rotU.fabric.attachActivity(busRotU);
+  oneU.fabric.attachActivity(busOneU);
+  RotationSender sendRotA("send_rot_alike", kChips, bytes, true);
+  RotationSender sendOneA("send_one_alike", kChips, bytes, false);
+  RotationSender sendRotU("send_rot_unlike", kChips, bytes, true);
+  RotationSender sendOneU("send_one_unlike", kChips, bytes, false);
+  for (RotationSender* s : {&sendRotU, &sendOneU}) {
+    s->preloadSrc = 2;
+    s->preloadDst = 4;
+  }
+  for (int c = 0; c < kChips; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    sendRotA.sockets[i].bind(rotA.port(c).fromChip);
+    sendOneA.sockets[i].bind(oneA.port(c).fromChip);
+    sendRotU.sockets[i].bind(rotU.port(c).fromChip);
+    sendOneU.sockets[i].bind(oneU.port(c).fromChip);
+  }
+  sc_core::sc_start();
+
+  for (const RotationSender* s : {&sendRotA, &sendOneA, &sendRotU, &sendOneU}) {
+    for (const auto status : s->statuses) EXPECT_EQ(status, ::tlm::TLM_OK_RESPONSE);
+  }
+  ASSERT_EQ(sendRotA.blockEnds.size(), static_cast<std::size_t>(kChips - 1));
+  EXPECT_EQ(sendRotA.blockEnds, sendOneA.blockEnds);
+  EXPECT_EQ(sendRotU.blockEnds, sendOneU.blockEnds);
+  EXPECT_NE(sendRotA.blockEnds, sendRotU.blockEnds) << "the preloaded message must change the timing";
+  expectSameFabric(rotA, oneA, kChips);
+  expectSameFabric(rotU, oneU, kChips);
+  EXPECT_EQ(logRotA.events, logOneA.events);
+  EXPECT_EQ(logRotU.events, logOneU.events);
+  EXPECT_DOUBLE_EQ(rotA.fabric.stats().value("messages"), kChips * (kChips - 1));
+  EXPECT_DOUBLE_EQ(rotA.fabric.stats().value("rotations"), kChips - 1);
+  EXPECT_DOUBLE_EQ(rotA.fabric.stats().value("symmetric_rotations"), kChips - 1);
+  EXPECT_DOUBLE_EQ(rotU.fabric.stats().value("rotations"), kChips - 1);
+  EXPECT_LT(rotU.fabric.stats().value("symmetric_rotations"), kChips - 1) << "unlike ports are routed one by one";
+}
+
+// A rotation whose fields contradict each other is refused, not half served.
+TEST(NetworkScenario, MalformedRotationIsRefused) {
+  test::claimElaboration();
+  Fabric net("net", 4, fabricSwitch(FlowControl::kCredit));
+  struct Bad : sc_core::sc_module {
+    sc_core::sc_vector<tlm_utils::simple_initiator_socket<Bad>> sockets{"socket", 4};
+    std::vector<int> chips{0, 1, 2, 3};
+    std::vector<::tlm::tlm_response_status> statuses;
+    tlm::PayloadPool pool;
+    explicit Bad(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+      SC_HAS_PROCESS(Bad);
+      SC_THREAD(run);
+    }
+    void run() {
+      // shift 0, shift beyond the list, dstChip not the member `shift` after srcChip
+      for (const auto& [shift, dst] : std::vector<std::pair<int, int>>{{0, 1}, {4, 1}, {1, 3}}) {
+        tlm::PayloadRef payload(pool);
+        payload.op().kind = tlm::OpKind::kSend;
+        payload.op().bytes = 4096;
+        payload.op().srcChip = 0;
+        payload.op().dstChip = dst;
+        payload.op().rotation = &chips;
+        payload.op().rotationShift = shift;
+        payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        sockets[0]->b_transport(*payload, delay);
+        statuses.push_back(payload->get_response_status());
+      }
+    }
+  } bad("bad");
+  for (int c = 0; c < 4; ++c) bad.sockets[static_cast<std::size_t>(c)].bind(net.port(c).fromChip);
+  sc_core::sc_start();
+  ASSERT_EQ(bad.statuses.size(), 3u);
+  for (const auto status : bad.statuses) EXPECT_EQ(status, ::tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_DOUBLE_EQ(net.fabric.stats().value("messages"), 0.0);
 }
 
 }  // namespace
