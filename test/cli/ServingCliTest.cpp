@@ -164,6 +164,26 @@ TEST_F(ServingCliTest, MirroredTensorParallelRanksGiveExactlyTheSimulatedResults
     EXPECT_NEAR(a["average_w"].get<double>(), b["average_w"].get<double>(), 1e-9 * b["average_w"].get<double>());
     EXPECT_NEAR(a["energy_j"].get<double>(), b["energy_j"].get<double>(), 1e-9 * b["energy_j"].get<double>());
   }
+  // Ring (rotations by one when its chunks are even, sends one by one otherwise) and tree (no
+  // rotation: sends one by one from rank 0's thread) give the same results mirrored or not.
+  for (const std::string algorithm : {"ring", "tree"}) {
+    const auto withAlgorithm = join(args, {"--set", "platform.placement.all_reduce=" + algorithm});
+    const Json m = serve("mirrored_" + algorithm, withAlgorithm);
+    const Json e = serve("exact_" + algorithm, join(withAlgorithm, {"--exact-all-chips"}));
+    ASSERT_FALSE(m.empty());
+    ASSERT_FALSE(e.empty());
+    EXPECT_EQ(m["mirrored_chips"], 7) << algorithm;
+    EXPECT_EQ(m["metrics"], e["metrics"]) << algorithm;
+    EXPECT_NE(m["metrics"], mirrored["metrics"]) << algorithm << " must change the collectives' time";
+    const Json mr = report("mirrored_" + algorithm);
+    const Json er = report("exact_" + algorithm);
+    for (int c = 0; c < 8; ++c) {
+      const std::string port = "port0_" + std::to_string(c);
+      EXPECT_EQ(mr["stats"]["platform"]["groups"]["network"]["groups"][port]["stats"],
+                er["stats"]["platform"]["groups"]["network"]["groups"][port]["stats"])
+          << algorithm << " " << port;
+    }
+  }
   // Expert parallelism gives each rank other experts: nothing to mirror.
   const Json ep = serve("ep", join(args, {"--set", "platform.placement.ep=8"}));
   ASSERT_FALSE(ep.empty());
