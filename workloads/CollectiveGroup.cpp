@@ -102,59 +102,50 @@ bool CollectiveGroup::step(Issue&& issue) {
   return m_error.empty();
 }
 
-bool CollectiveGroup::send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest) {
-  tlm::PayloadRef payload(m_pool);
-  tlm::OpExtension& op = payload.op();
-  op.kind = tlm::OpKind::kSend;
-  op.phase = tlm::LlmPhase::kDecode;
-  op.layer = layer;
-  op.bytes = send.bytes;
-  op.srcChip = m_chips[static_cast<std::size_t>(rank)];
-  op.dstChip = m_chips[static_cast<std::size_t>(send.dst)];
-  payload->set_command(::tlm::TLM_WRITE_COMMAND);
-  payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  sockets[static_cast<std::size_t>(rank)]->b_transport(*payload, delay);
-  if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
-    if (m_error.empty()) {
-      m_error = fmt::format("layer {}: send of {} bytes from chip {} to chip {} failed: {}", layer, send.bytes,
-                            op.srcChip, op.dstChip, payload->get_response_string());
-    }
-    return false;
-  }
-  m_sends.add();
-  m_bytes.add(static_cast<double>(send.bytes));
-  latest = std::max(latest, delay);
-  return true;
-}
-
-bool CollectiveGroup::sendRotation(uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest) {
+bool CollectiveGroup::transport(int rank, int dst, uint64_t bytes, int shift, uint32_t layer,
+                                sc_core::sc_time& latest) {
   tlm::PayloadRef payload(m_pool);
   tlm::OpExtension& op = payload.op();
   op.kind = tlm::OpKind::kSend;
   op.phase = tlm::LlmPhase::kDecode;
   op.layer = layer;
   op.bytes = bytes;
-  op.srcChip = m_chips.front();
-  op.dstChip = m_chips[static_cast<std::size_t>(shift)];
-  op.rotation = &m_chips;
-  op.rotationShift = shift;
+  op.srcChip = m_chips[static_cast<std::size_t>(rank)];
+  op.dstChip = m_chips[static_cast<std::size_t>(dst)];
+  if (shift > 0) {
+    op.rotation = &m_chips;
+    op.rotationShift = shift;
+  }
   payload->set_command(::tlm::TLM_WRITE_COMMAND);
   payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  sockets[0]->b_transport(*payload, delay);
+  sockets[static_cast<std::size_t>(rank)]->b_transport(*payload, delay);
   if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
     if (m_error.empty()) {
-      m_error = fmt::format("layer {}: rotation of {} bytes by {} over chips {} failed: {}", layer, bytes, shift,
-                            fmt::join(m_chips, ","), payload->get_response_string());
+      m_error = shift > 0 ? fmt::format("layer {}: rotation of {} bytes by {} over chips {} failed: {}", layer, bytes,
+                                        shift, fmt::join(m_chips, ","), payload->get_response_string())
+                          : fmt::format("layer {}: send of {} bytes from chip {} to chip {} failed: {}", layer, bytes,
+                                        op.srcChip, op.dstChip, payload->get_response_string());
     }
     return false;
   }
+  latest = std::max(latest, delay);
+  return true;
+}
+
+bool CollectiveGroup::send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest) {
+  if (!transport(rank, send.dst, send.bytes, 0, layer, latest)) return false;
+  m_sends.add();
+  m_bytes.add(static_cast<double>(send.bytes));
+  return true;
+}
+
+bool CollectiveGroup::sendRotation(uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest) {
+  if (!transport(0, shift, bytes, shift, layer, latest)) return false;
   for (int i = 0; i < size(); ++i) {
     m_sends.add();
     m_bytes.add(static_cast<double>(bytes));
   }
-  latest = std::max(latest, delay);
   return true;
 }
 

@@ -84,6 +84,9 @@ class CollectiveGroup : public sc_core::sc_module {
   /// m_stepEnd) for all. Everyone returns at m_stepEnd, false when there was an error.
   template <typename Issue>
   bool step(Issue&& issue);
+  /// One kSend payload of `bytes` through rank `rank`'s socket to rank `dst` (shift > 0: a
+  /// rotation by `shift`, from rank 0); its completion delay raises `latest`. False on an error.
+  bool transport(int rank, int dst, uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest);
   /// Issues one send of rank `rank`; its completion delay raises `latest`. False on an error.
   bool send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest);
   /// Issues a rotation block (every member sends `bytes` to the member `shift` after it) as one
