@@ -28,6 +28,7 @@ Switch::Switch(const sc_core::sc_module_name& name, const SwitchConfig& config)
       m_hop(tlm::durationCeil(config.hopLatencyS)),
       m_portOfChip(static_cast<std::size_t>(config.ports), nullptr),
       m_inputOfChip(static_cast<std::size_t>(config.ports), 0),
+      m_rotationSeen(static_cast<std::size_t>(config.ports), 0),
       m_stats(basename(), "inter-chip packet switch"),
       m_messages(m_stats.counter("messages", "", "messages routed")),
       m_bytes(m_stats.counter("bytes", "B", "payload bytes routed")),
@@ -180,8 +181,13 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   const std::vector<int>& chips = *op.rotation;
   const std::size_t n = chips.size();
   const auto shift = static_cast<std::size_t>(op.rotationShift);
-  if (n < 2 || shift == 0 || shift >= n || chips.front() != op.srcChip || chips[shift] != op.dstChip ||
-      !std::all_of(chips.begin(), chips.end(), attached)) {
+  bool valid = n >= 2 && shift > 0 && shift < n && chips.front() == op.srcChip && chips[shift] == op.dstChip &&
+               std::all_of(chips.begin(), chips.end(), attached);
+  // Every member once: a port in two messages of a block would break the argument above.
+  std::size_t marked = 0;
+  for (; valid && marked < n; ++marked) valid = m_rotationSeen[static_cast<std::size_t>(chips[marked])]++ == 0;
+  for (std::size_t i = 0; i < marked; ++i) m_rotationSeen[static_cast<std::size_t>(chips[i])] = 0;
+  if (!valid) {
     payload.set_response_status(::tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }

@@ -27,6 +27,7 @@
 // the first one saw). Statistics and activity count every message either way.
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
+#include <cstdint>
 #include <systemc>
 #include <tlm>
 #include <vector>
@@ -78,6 +79,7 @@ class Switch : public sc_core::sc_module {
   std::vector<std::size_t> m_inputOfChip;           // by chip id: its port's binding index
   std::vector<std::size_t> m_rotationInputs;        // scratch of bTransport
   std::vector<SwitchPort*> m_rotationOutputs;       // scratch of bTransport
+  std::vector<uint8_t> m_rotationSeen;              // scratch of bTransport: members met, by chip
   std::vector<sc_core::sc_time> m_creditReleaseAt;  // by binding index: earliest next start (credit)
 
   tlm::ActivitySource m_activity;

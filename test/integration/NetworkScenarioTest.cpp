@@ -460,6 +460,7 @@ TEST(NetworkScenario, MalformedRotationIsRefused) {
   struct Bad : sc_core::sc_module {
     sc_core::sc_vector<tlm_utils::simple_initiator_socket<Bad>> sockets{"socket", 4};
     std::vector<int> chips{0, 1, 2, 3};
+    std::vector<int> twice{0, 1, 0, 3};  // chip 0 listed twice
     std::vector<::tlm::tlm_response_status> statuses;
     tlm::PayloadPool pool;
     explicit Bad(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
@@ -467,14 +468,15 @@ TEST(NetworkScenario, MalformedRotationIsRefused) {
       SC_THREAD(run);
     }
     void run() {
-      // shift 0, shift beyond the list, dstChip not the member `shift` after srcChip
-      for (const auto& [shift, dst] : std::vector<std::pair<int, int>>{{0, 1}, {4, 1}, {1, 3}}) {
+      // shift 0, shift beyond the list, dstChip not the member `shift` after srcChip, a member
+      // listed twice
+      for (const auto& [shift, dst] : std::vector<std::pair<int, int>>{{0, 1}, {4, 1}, {1, 3}, {1, 1}}) {
         tlm::PayloadRef payload(pool);
         payload.op().kind = tlm::OpKind::kSend;
         payload.op().bytes = 4096;
         payload.op().srcChip = 0;
         payload.op().dstChip = dst;
-        payload.op().rotation = &chips;
+        payload.op().rotation = statuses.size() == 3 ? &twice : &chips;
         payload.op().rotationShift = shift;
         payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -485,7 +487,7 @@ TEST(NetworkScenario, MalformedRotationIsRefused) {
   } bad("bad");
   for (int c = 0; c < 4; ++c) bad.sockets[static_cast<std::size_t>(c)].bind(net.port(c).fromChip);
   sc_core::sc_start();
-  ASSERT_EQ(bad.statuses.size(), 3u);
+  ASSERT_EQ(bad.statuses.size(), 4u);
   for (const auto status : bad.statuses) EXPECT_EQ(status, ::tlm::TLM_GENERIC_ERROR_RESPONSE);
   EXPECT_DOUBLE_EQ(net.fabric.stats().value("messages"), 0.0);
 }
