@@ -66,7 +66,7 @@ const CollectiveGroup::Ordered& CollectiveGroup::schedule(const PlannedCollectiv
       }
       // Cut it into blocks; a block of `size()` sends in which member i sends the same bytes
       // to member i + k (the direct and evenly cut ring schedules) can go as one rotation.
-      const std::size_t n = order.size() > 0 ? static_cast<std::size_t>(size()) : 0;
+      const auto n = static_cast<std::size_t>(size());
       std::vector<Block> blocks;
       for (std::size_t i = 0; i < order.size();) {
         const int shift = (order[i]->dst - order[i]->src + size()) % size();
@@ -149,18 +149,18 @@ bool CollectiveGroup::sendRotation(uint64_t bytes, int shift, uint32_t layer, sc
   return true;
 }
 
-void CollectiveGroup::issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest) {
+bool CollectiveGroup::issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest) {
   const std::vector<const hw::Send*>& order = ordered.issueOrder[step];
   for (const Block& block : ordered.blocks[step]) {
     if (m_mirrored && block.shift > 0) {
-      if (!sendRotation(order[block.first]->bytes, block.shift, layer, latest)) return;
+      if (!sendRotation(order[block.first]->bytes, block.shift, layer, latest)) return false;
       continue;
     }
     for (std::size_t i = block.first; i < block.first + block.count; ++i) {
-      if (!send(order[i]->src, *order[i], layer, latest)) return;
+      if (!send(order[i]->src, *order[i], layer, latest)) return false;
     }
   }
-  m_stepEnd = sc_core::sc_time_stamp() + latest;
+  return true;
 }
 
 bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_t layer) {
@@ -203,7 +203,7 @@ bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_
   for (std::size_t k = 0; k < ordered.issueOrder.size(); ++k) {
     const bool ok = step([&] {
       sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
-      issueStep(ordered, k, layer, latest);
+      if (issueStep(ordered, k, layer, latest)) finish(latest);
     });
     if (!ok) return false;
   }

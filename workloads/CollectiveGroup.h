@@ -92,8 +92,8 @@ class CollectiveGroup : public sc_core::sc_module {
   /// Issues a rotation block (every member sends `bytes` to the member `shift` after it) as one
   /// transaction through rank 0's socket.
   bool sendRotation(uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest);
-  /// Issues one step's sends in issue order.
-  void issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest);
+  /// Issues one step's sends in issue order; false on an error.
+  bool issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest);
 
   std::vector<int> m_chips;
   hw::CollectiveAlgorithm m_algorithm;
