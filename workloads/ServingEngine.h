@@ -257,6 +257,9 @@ class ServingEngine : public sc_core::sc_module {
   /// against the chips of replica `r`.
   void checkServingPolicy(const platform::PlatformConfig& config, const ScenarioFiles& files) const;
   void checkReplicaPolicy(const Replica& r, const platform::PlatformConfig& config, const ScenarioFiles& files) const;
+  /// Fills r.leaderOf and r.mirrors (each rank's stage leader, and whether it mirrors it) and
+  /// marks the group mirrored when all its ranks mirror (ServingEngineMirror.cpp).
+  void decideMirrors(Replica& r, bool mirror, const platform::PlatformConfig& config);
   [[noreturn]] void servingPolicyError(const platform::PlatformConfig& config, const ScenarioFiles& files,
                                        const std::string& message) const;
   /// Waits until every driver of `replicas` finished its step; false (run stopped, error set)
