@@ -7,6 +7,7 @@
 #include "platforms/PlatformConfig.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Schema.h"
+#include "workloads/KernelBench.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/Validation.h"
@@ -27,6 +28,7 @@ commands:
   merge            combine finished runs into results.json (Pareto frontiers, comparison) and points.csv
   report           merge runs and render a design-review report (index.html, report.md, plots)
   validate         run a validation dataset and compare with its measurements (MAPE per metric)
+  kernels          run a kernel microbenchmark dataset on a platform's chip and compare time and power
   platform show    print a platform's units and totals
   config-docs      print the configuration reference (Markdown; docs/config.md)
 
@@ -53,7 +55,8 @@ int configDocsCommand(const Args& args, std::ostream& out) {
       << "Unknown keys, missing units and out-of-range values are errors.\n\n";
   config::writeMarkdown(
       out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(), &workload::ScenarioConfig::schema(),
-            &workload::SoftwareStackConfig::schema(), &workload::ValidationDataset::schema()});
+            &workload::SoftwareStackConfig::schema(), &workload::ValidationDataset::schema(),
+             &workload::KernelDataset::schema()});
   return kExitOk;
 }
 
@@ -74,6 +77,7 @@ int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (command == "sweep") return sweepCommand(args, out);
     if (command == "merge") return mergeCommand(args, out);
     if (command == "validate") return validateCommand(args, out);
+    if (command == "kernels") return kernelsCommand(args, out);
     if (command == "report") return reportCommand(args, out);
     if (command == "config-docs") return configDocsCommand(args, out);
     if (command == "platform") {

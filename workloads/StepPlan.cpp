@@ -112,23 +112,9 @@ class StepPlanner::Builder {
       plan.ops.back().after = PlannedCollective{PlannedCollective::Kind::kAllReduce, activationBytes, {}};
   }
 
-  // y[rows x N] = x[rows x K] * W[K x N], W at `address` stored output-major, streamed in tiles of
-  // whole output columns; each tile's outputs then take `opsPerOutput` vector operations.
   void weightGemm(const char* name, uint32_t layer, uint64_t address, uint64_t k, uint64_t n, uint64_t rows,
                   double opsPerOutput, double bits, uint64_t count = 1) {
-    if (rows == 0) return;  // nothing to multiply: the weights stay in HBM
-    const double columnBytes = static_cast<double>(k * count) * bits / 8.0;
-    uint64_t columns = static_cast<uint64_t>(tile / columnBytes) / kTileColumnAlign * kTileColumnAlign;
-    columns = std::max<uint64_t>(columns, kTileColumnAlign);
-    for (uint64_t first = 0; first < n; first += columns) {
-      const uint64_t last = std::min(n, first + columns);
-      const uint64_t begin = bytesOf(k * count * first, bits);
-      const uint64_t end = bytesOf(k * count * last, bits);
-      PlannedOp& op = push(name, layer, weightPhase);
-      op.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, address + begin, end - begin});
-      op.gemms.push_back(tlm::GemmShape{rows, last - first, k, count});
-      op.vectorOps = opsPerOutput * static_cast<double>(rows * (last - first) * count);
-    }
+    appendWeightGemm(plan.ops, name, layer, weightPhase, address, k, n, rows, opsPerOutput, bits, count, tile);
   }
 
   void embedding() {
@@ -451,6 +437,28 @@ class StepPlanner::Builder {
   tlm::LlmPhase weightPhase = tlm::LlmPhase::kDecode;
   std::map<uint64_t, KvTokens> kvTokensByWindow;  ///< kvTokens() by attention window (0: none)
 };
+
+void appendWeightGemm(std::vector<PlannedOp>& ops, const char* name, uint32_t layer, tlm::LlmPhase phase,
+                      uint64_t address, uint64_t k, uint64_t n, uint64_t rows, double opsPerOutput, double bits,
+                      uint64_t count, double tileBytes) {
+  if (rows == 0) return;  // nothing to multiply: the weights stay in HBM
+  const double columnBytes = static_cast<double>(k * count) * bits / 8.0;
+  uint64_t columns = static_cast<uint64_t>(tileBytes / columnBytes) / kTileColumnAlign * kTileColumnAlign;
+  columns = std::max<uint64_t>(columns, kTileColumnAlign);
+  for (uint64_t first = 0; first < n; first += columns) {
+    const uint64_t last = std::min(n, first + columns);
+    const uint64_t begin = bytesOf(k * count * first, bits);
+    const uint64_t end = bytesOf(k * count * last, bits);
+    PlannedOp& op = ops.emplace_back();
+    op.name = name;
+    op.layer = layer;
+    op.phase = phase;
+    op.block = blockOf(op.name);
+    op.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, address + begin, end - begin});
+    op.gemms.push_back(tlm::GemmShape{rows, last - first, k, count});
+    op.vectorOps = opsPerOutput * static_cast<double>(rows * (last - first) * count);
+  }
+}
 
 StepPlan StepPlanner::plan(const StepBatch& batch) const {
   return Builder(*this, batch).build();

@@ -62,6 +62,15 @@ struct PlannedOp {
 /// The kind of layer an op class (PlannedOp::name) belongs to.
 tlm::OpBlock blockOf(const std::string& opName);
 
+/// Appends the ops of y[rows x N] = x[rows x K] * W[K x N] (`count` such matrices side by side, as
+/// a tile of experts), W at `address` stored output-major with `bits` per element: W streams in
+/// tiles of whole output columns (multiples of 128) that fit `tileBytes`, each one read then its
+/// GEMM, its outputs then taking `opsPerOutput` vector operations. Nothing when rows is 0. The
+/// step planner plans every weight GEMM so; kernel microbenchmarks (KernelBench.h) too.
+void appendWeightGemm(std::vector<PlannedOp>& ops, const char* name, uint32_t layer, tlm::LlmPhase phase,
+                      uint64_t address, uint64_t k, uint64_t n, uint64_t rows, double opsPerOutput, double bits,
+                      uint64_t count, double tileBytes);
+
 /// Which slice of the model a chip computes. Tensor parallelism (Megatron-style): query heads, KV
 /// heads (replicated when there are fewer than tp), FFN and expert columns and vocabulary rows
 /// are split tp ways; rank r takes the r-th contiguous part (the first parts one larger when the

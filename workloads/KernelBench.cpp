@@ -1,0 +1,325 @@
+#include "workloads/KernelBench.h"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include "tlm/config/ConfigError.h"
+#include "tlm/config/Loader.h"
+#include "workloads/ModelConfig.h"
+#include "workloads/StepPlanSizes.h"
+
+namespace scoville::workload {
+
+using config::ConfigError;
+using config::ErrorKind;
+using config::Node;
+using config::optional;
+using config::required;
+using config::Schema;
+
+namespace {
+
+const std::vector<std::pair<std::string, KernelKind>>& kindNames() {
+  static const std::vector<std::pair<std::string, KernelKind>> names = {
+      {"hbm_read", KernelKind::kHbmRead},
+      {"hbm_write", KernelKind::kHbmWrite},
+      {"hbm_copy", KernelKind::kHbmCopy},
+      {"gemm", KernelKind::kGemm},
+      {"attention_decode", KernelKind::kAttentionDecode},
+      {"attention_prefill", KernelKind::kAttentionPrefill}};
+  return names;
+}
+
+bool isHbm(KernelKind kind) {
+  return kind == KernelKind::kHbmRead || kind == KernelKind::kHbmWrite || kind == KernelKind::kHbmCopy;
+}
+
+bool isAttention(KernelKind kind) {
+  return kind == KernelKind::kAttentionDecode || kind == KernelKind::kAttentionPrefill;
+}
+
+uint64_t u64(int64_t v) {
+  return static_cast<uint64_t>(v);
+}
+
+int64_t kvHeadsOf(const MeasuredKernel& k) {
+  return k.kvHeads > 0 ? k.kvHeads : k.heads;
+}
+
+/// Fills a plan's totals from its ops (as the step planner does).
+void total(StepPlan& plan) {
+  for (const PlannedOp& op : plan.ops) {
+    plan.bytesMoved += static_cast<double>(op.bytes());
+    plan.flops += op.flops();
+    plan.vectorOps += op.vectorOps;
+  }
+}
+
+/// `bytes` of a streaming kernel as tiles of one staging buffer each, at `address` upwards.
+void streamTiles(StepPlan& plan, tlm::OpKind kind, uint64_t address, uint64_t bytes, double tileBytes,
+                 std::size_t firstOp) {
+  const auto tile = static_cast<uint64_t>(tileBytes);
+  std::size_t op = firstOp;
+  for (uint64_t done = 0; done < bytes; done += tile, ++op) {
+    if (op == plan.ops.size()) {
+      plan.ops.emplace_back();
+      plan.ops.back().name = "kernel";
+      plan.ops.back().block = blockOf("kernel");
+    }
+    plan.ops[op].accesses.push_back(MemoryAccess{kind, address + done, std::min(tile, bytes - done)});
+  }
+}
+
+/// A one-layer GQA model whose attention is the kernel's: `heads` query heads over `kvHeads` KV
+/// heads of `headDim`, in `precision`. Its other layers are as small as the planner allows; the
+/// caller keeps the attention ops alone.
+ModelConfig attentionModel(const MeasuredKernel& k) {
+  ModelConfig m;
+  m.name = "kernel " + k.id;
+  m.family = ModelFamily::kDense;
+  m.layers = 1;
+  m.hidden = static_cast<int>(k.heads * k.headDim);
+  m.vocab = 128;
+  m.attention = AttentionKind::kGqa;
+  m.qHeads = static_cast<int>(k.heads);
+  m.kvHeads = static_cast<int>(kvHeadsOf(k));
+  m.headDim = static_cast<int>(k.headDim);
+  m.ffnIntermediate = 128;
+  m.weightPrecision = k.precision;
+  m.computePrecision = k.precision;
+  m.kvPrecision = k.precision;
+  return m;
+}
+
+}  // namespace
+
+const char* kernelKindName(KernelKind kind) {
+  for (const auto& [name, k] : kindNames()) {
+    if (k == kind) return name.c_str();
+  }
+  return "?";
+}
+
+const Schema<MeasuredKernel>& MeasuredKernel::schema() {
+  static const Schema<MeasuredKernel> s =
+      Schema<MeasuredKernel>("kernel_measurement", "One kernel timed on real hardware: its shape and time per launch.")
+          .text("id", &MeasuredKernel::id, required(), "unique name of the kernel in its dataset")
+          .choice("kind", &MeasuredKernel::kind, kindNames(), required(),
+                  "hbm_read, hbm_write, hbm_copy (a stream of `bytes`), gemm (C[M x N] = A[M x K] x W[K x N], W "
+                  "from HBM), attention_decode (one query token per sequence over `context` cached tokens), "
+                  "attention_prefill (one causal prompt of `context` tokens)")
+          .choice("precision", &MeasuredKernel::precision, tlm::precisionNames(), optional("bf16"),
+                  "gemm: operand precision; attention: Q, K and V")
+          .quantity("bytes", &MeasuredKernel::bytes, config::dim::kBytes, optional("0 B"), config::nonNegative(),
+                    "hbm kinds: bytes moved per launch (a copy counts those read and those written)")
+          .integer("m", &MeasuredKernel::m, optional("0"), config::between(0, 1 << 24),
+                   "gemm: rows of A and C (tokens)")
+          .integer("k", &MeasuredKernel::k, optional("0"), config::between(0, 1 << 24), "gemm: inner dimension")
+          .integer("n", &MeasuredKernel::n, optional("0"), config::between(0, 1 << 24), "gemm: columns of W and C")
+          .integer("batch", &MeasuredKernel::batch, optional("1"), config::between(1, 1 << 20),
+                   "attention: sequences (prefill: 1)")
+          .integer("context", &MeasuredKernel::context, optional("0"), config::between(0, 1 << 24),
+                   "attention: cached tokens per sequence (decode) or prompt tokens (prefill)")
+          .integer("heads", &MeasuredKernel::heads, optional("0"), config::between(0, 4096), "attention: query heads")
+          .integer("kv_heads", &MeasuredKernel::kvHeads, optional("0"), config::between(0, 4096),
+                   "attention: key/value heads (a divisor of heads; 0: as heads)")
+          .integer("head_dim", &MeasuredKernel::headDim, optional("0"), config::between(0, 4096),
+                   "attention: elements per head")
+          .quantity("time", &MeasuredKernel::seconds, config::dim::kTime, required(), config::positive(),
+                    "measured time per launch (the median of the repetitions)")
+          .quantity("time_min", &MeasuredKernel::secondsMin, config::dim::kTime, optional("0 s"), config::nonNegative(),
+                    "fastest repetition (0: not given)")
+          .quantity("time_max", &MeasuredKernel::secondsMax, config::dim::kTime, optional("0 s"), config::nonNegative(),
+                    "slowest repetition (0: not given)")
+          .text("exclude", &MeasuredKernel::exclude, optional("~"),
+                "why the point is not compared (a measurement artefact, say); it is listed, never run")
+          .text("note", &MeasuredKernel::note, optional("~"), "anything a reader of the comparison should know")
+          .check("each kind has its shape", [](const MeasuredKernel& k, const Node& n) {
+            const auto need = [&](const char* key, bool missing, const char* what) {
+              if (missing) {
+                n.fail(ErrorKind::kMissingKey, fmt::format("kernel '{}' ({}) is {} {}, so it needs key '{}' ({})", k.id,
+                                                           n.path(), isHbm(k.kind) || isAttention(k.kind) ? "an" : "a",
+                                                           kernelKindName(k.kind), key, what));
+              }
+            };
+            if (isHbm(k.kind)) need("bytes", !(k.bytes > 0), "a positive size");
+            if (k.kind == KernelKind::kGemm) {
+              need("m", k.m <= 0, "a positive integer");
+              need("k", k.k <= 0, "a positive integer");
+              need("n", k.n <= 0, "a positive integer");
+            }
+            if (isAttention(k.kind)) {
+              need("context", k.context <= 0, "a positive integer");
+              need("heads", k.heads <= 0, "a positive integer");
+              need("head_dim", k.headDim <= 0, "a positive integer");
+              if (k.heads > 0 && k.heads % kvHeadsOf(k) != 0) {
+                n.at("kv_heads")
+                    .fail(ErrorKind::kInvalidConfig,
+                          fmt::format("kernel '{}': kv_heads {} does not divide heads {}", k.id, k.kvHeads, k.heads));
+              }
+              if (k.kind == KernelKind::kAttentionPrefill && k.batch != 1) {
+                n.at("batch").fail(ErrorKind::kInvalidConfig,
+                                   fmt::format("kernel '{}': a prefill kernel is one sequence (batch 1)", k.id));
+              }
+            }
+          });
+  return s;
+}
+
+const Schema<MeasuredPower>& MeasuredPower::schema() {
+  static const Schema<MeasuredPower> s =
+      Schema<MeasuredPower>("power_measurement", "Board power under a sustained load of one kernel, or idle.")
+          .text("id", &MeasuredPower::id, required(), "unique name of the measurement in its dataset")
+          .text("kernel", &MeasuredPower::kernel, optional("~"),
+                "id of the dataset's kernel launched back to back (absent: idle, nothing running)")
+          .quantity("power", &MeasuredPower::watts, config::dim::kPower, required(), config::positive(),
+                    "measured board power (median over the load's steady part)")
+          .quantity("sm_clock", &MeasuredPower::smClockHz, config::dim::kFrequency, optional("0 Hz"),
+                    config::nonNegative(), "core clock the board ran at meanwhile (below its maximum: power-capped)")
+          .text("note", &MeasuredPower::note, optional("~"), "anything a reader of the comparison should know");
+  return s;
+}
+
+const Schema<KernelDataset>& KernelDataset::schema() {
+  static const Schema<KernelDataset> s =
+      Schema<KernelDataset>("kernel_dataset",
+                            "Root of a kernel microbenchmark dataset (workloads/validation/*-kernels.yaml).")
+          .text("name", &KernelDataset::name, required(), "dataset name, used in results")
+          .text("description", &KernelDataset::description, required(), "what was measured")
+          .text("hardware", &KernelDataset::hardware, required(), "the measured device, as its driver names it")
+          .text("platform", &KernelDataset::platform, required(),
+                "platform (name or file) whose first chip models the device")
+          .text("date", &KernelDataset::date, required(), "when it was measured (ISO 8601)")
+          .text("source", &KernelDataset::source, required(), "what produced the numbers")
+          .text("method", &KernelDataset::method, required(), "how they were taken: timing, inputs, what is counted")
+          .text("environment", &KernelDataset::environment, optional("~"), "driver, CUDA and framework versions")
+          .childList("kernels", &KernelDataset::kernels, MeasuredKernel::schema(), required(), "the timed kernels")
+          .childList("power", &KernelDataset::power, MeasuredPower::schema(), optional("[]"),
+                     "board power under sustained loads")
+          .check("ids are unique and power loads name kernels", [](const KernelDataset& d, const Node& n) {
+            std::set<std::string> kernels;
+            for (std::size_t i = 0; i < d.kernels.size(); ++i) {
+              if (!kernels.insert(d.kernels[i].id).second) {
+                n.at("kernels").at(i).at("id").fail(ErrorKind::kInvalidConfig,
+                                                    fmt::format("kernel id '{}' is used twice", d.kernels[i].id));
+              }
+            }
+            std::set<std::string> power;
+            for (std::size_t i = 0; i < d.power.size(); ++i) {
+              const MeasuredPower& p = d.power[i];
+              if (!power.insert(p.id).second) {
+                n.at("power").at(i).at("id").fail(ErrorKind::kInvalidConfig,
+                                                  fmt::format("power id '{}' is used twice", p.id));
+              }
+              if (!p.kernel.empty() && kernels.count(p.kernel) == 0) {
+                n.at("power").at(i).at("kernel").fail(
+                    ErrorKind::kUnknownName,
+                    fmt::format("power '{}' names kernel '{}', which the dataset does not have", p.id, p.kernel));
+              }
+            }
+          });
+  return s;
+}
+
+KernelDataset loadKernelDataset(const std::string& file) {
+  return KernelDataset::schema().parse(config::loadConfigFile("kernels", file));
+}
+
+StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
+  StepPlan plan;
+  plan.batch = u64(k.batch);
+  const double tile = chip.sram.bufferBytes();
+  if (isHbm(k.kind)) {
+    const auto bytes = static_cast<uint64_t>(k.bytes);
+    if (k.kind == KernelKind::kHbmCopy) {
+      // Half read from [0, bytes / 2), half written above: each tile reads and writes its share.
+      const uint64_t half = bytes / 2;
+      const double part = tile / 2;
+      streamTiles(plan, tlm::OpKind::kRead, 0, half, part, 0);
+      streamTiles(plan, tlm::OpKind::kWrite, planning::aligned(half), bytes - half, part, 0);
+    } else {
+      streamTiles(plan, k.kind == KernelKind::kHbmRead ? tlm::OpKind::kRead : tlm::OpKind::kWrite, 0, bytes, tile, 0);
+    }
+  } else if (k.kind == KernelKind::kGemm) {
+    if (chip.tensorCore.macsPerCell.of(k.precision) <= 0) {
+      throw ConfigError(ErrorKind::kInvalidConfig, "kernels." + k.id,
+                        fmt::format("kernel '{}' multiplies in {}, which chip type '{}' cannot", k.id,
+                                    tlm::precisionName(k.precision), chip.name));
+    }
+    plan.computePrecision = k.precision;
+    plan.tokens = u64(k.m);
+    appendWeightGemm(plan.ops, "kernel", 0, k.m > 1 ? tlm::LlmPhase::kPrefill : tlm::LlmPhase::kDecode, 0, u64(k.k),
+                     u64(k.n), u64(k.m), 0.0, tlm::bitsPerElement(k.precision), 1, tile);
+  } else {
+    const ModelConfig model = attentionModel(k);
+    const StepPlanner planner(model, chip, ModelShard{});
+    StepBatch batch;
+    const bool decode = k.kind == KernelKind::kAttentionDecode;
+    const uint64_t perSequence = (u64(k.context) + 1) * planner.kvBytesPerTokenPerLayer();
+    for (int64_t s = 0; s < k.batch; ++s) {
+      batch.sequences.push_back(StepSequence{u64(s) + 1, decode ? u64(k.context) : 0, decode ? 1 : u64(k.context), true,
+                                             u64(s) * perSequence});
+    }
+    batch.kvLayerStride = perSequence * u64(k.batch);
+    StepPlan full = planner.plan(batch);
+    plan.computePrecision = full.computePrecision;
+    plan.tokens = full.tokens;
+    for (PlannedOp& op : full.ops) {
+      if (op.name == "attention") plan.ops.push_back(std::move(op));
+    }
+  }
+  total(plan);
+  return plan;
+}
+
+double kernelRooflineS(const StepPlan& plan, const hw::ChipConfig& chip) {
+  return std::max(plan.memoryBoundS(chip), plan.flops > 0 ? plan.computeBoundS(chip) : 0.0);
+}
+
+std::string kernelClass(const MeasuredKernel& k, const StepPlan& plan, const hw::ChipConfig& chip) {
+  if (isHbm(k.kind)) return "hbm";
+  if (k.kind == KernelKind::kGemm) {
+    const bool memory = plan.memoryBoundS(chip) >= plan.computeBoundS(chip);
+    return "gemm_" + tlm::precisionName(k.precision) + (memory ? "_memory" : "_compute");
+  }
+  return kernelKindName(k.kind);
+}
+
+std::map<std::string, KernelClassSummary> summarizeKernels(const std::vector<KernelComparison>& comparisons) {
+  std::map<std::string, KernelClassSummary> out;
+  std::map<std::string, std::array<double, 5>> sums;  // n, x, y, xx, xy with x simulated, y measured
+  for (const KernelComparison& c : comparisons) {
+    KernelClassSummary& s = out[c.cls];
+    ++s.points;
+    s.mape += std::abs(c.errorPercent);
+    if (std::abs(c.errorPercent) > s.maxAbsErrorPercent || s.worstPoint.empty()) {
+      s.maxAbsErrorPercent = std::abs(c.errorPercent);
+      s.worstPoint = c.id;
+    }
+    std::array<double, 5>& a = sums[c.cls];
+    a[0] += 1.0;
+    a[1] += c.simulatedS;
+    a[2] += c.measuredS;
+    a[3] += c.simulatedS * c.simulatedS;
+    a[4] += c.simulatedS * c.measuredS;
+  }
+  for (auto& [cls, s] : out) {
+    s.mape /= static_cast<double>(s.points);
+    const std::array<double, 5>& a = sums[cls];
+    const double spread = a[0] * a[3] - a[1] * a[1];
+    if (a[0] >= 2.0 && spread > 0.0) {
+      const double slope = (a[0] * a[4] - a[1] * a[2]) / spread;
+      if (slope > 0.0) {
+        s.fitEfficiency = 1.0 / slope;
+        s.fitOverheadS = (a[2] - slope * a[1]) / a[0];
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace scoville::workload

@@ -1,0 +1,117 @@
+#pragma once
+// Kernel microbenchmarks: single kernels (an HBM stream, a GEMM, an attention kernel) timed on
+// real hardware, and board power under sustained loads of them, kept as a calibration dataset
+// (workloads/validation/*-kernels.yaml, written by scripts/gpu-microbench-import from the
+// measurements of scripts/gpu-microbench.py), and the plans that run the same kernels on a
+// simulated chip. `scoville kernels` (cli/KernelsCommand.cpp) runs them all on one chip of a
+// platform, in one elaboration, and compares time and power. Format: docs/validation.md.
+//
+// Each kernel is planned with the code serving runs use, so the comparison speaks for them:
+// weight GEMMs with appendWeightGemm (the planner's tiling), attention with the StepPlanner on a
+// one-layer model of the kernel's heads (its attention ops only), HBM streams as tiles of one
+// staging buffer each.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/ChipConfig.h"
+#include "tlm/Precision.h"
+#include "tlm/config/Schema.h"
+#include "workloads/StepPlan.h"
+
+namespace scoville::workload {
+
+enum class KernelKind { kHbmRead, kHbmWrite, kHbmCopy, kGemm, kAttentionDecode, kAttentionPrefill };
+
+/// Stable name of a kind in datasets and results: hbm_read, hbm_write, hbm_copy, gemm,
+/// attention_decode, attention_prefill.
+const char* kernelKindName(KernelKind kind);
+
+/// One kernel as measured: its shape and its time per launch.
+struct MeasuredKernel {
+  std::string id;  ///< unique in the dataset
+  KernelKind kind = KernelKind::kGemm;
+  tlm::Precision precision = tlm::Precision::kBf16;  ///< gemm: operand precision; attention: Q, K, V
+  double bytes = 0.0;                                ///< hbm: bytes moved (copy: read plus written)
+  int64_t m = 0, k = 0, n = 0;                       ///< gemm: C[M x N] = A[M x K] x W[K x N]
+  int64_t batch = 1;                                 ///< attention: sequences
+  int64_t context = 0;                               ///< attention: KV tokens per sequence (prefill: its prompt)
+  int64_t heads = 0, kvHeads = 0, headDim = 0;       ///< attention: query heads, KV heads, elements per head
+  double seconds = 0.0;                              ///< measured time per launch (median)
+  double secondsMin = 0.0, secondsMax = 0.0;         ///< spread of the repetitions (0: not given)
+  std::string exclude;  ///< non-empty: why the point is not compared (listed, never dropped)
+  std::string note;
+
+  static const config::Schema<MeasuredKernel>& schema();
+};
+
+/// Board power under a sustained load of one kernel of the dataset (or idle).
+struct MeasuredPower {
+  std::string id;
+  std::string kernel;  ///< id of the kernel launched back to back; empty: idle
+  double watts = 0.0;
+  double smClockHz = 0.0;  ///< the core clock the board ran at (0: not given)
+  std::string note;
+
+  static const config::Schema<MeasuredPower>& schema();
+};
+
+struct KernelDataset {
+  std::string name;
+  std::string description;
+  std::string hardware;     ///< the measured device, as the driver names it
+  std::string platform;     ///< the platform whose first chip stands for it (name or file)
+  std::string date;         ///< when it was measured (ISO 8601)
+  std::string source;       ///< what produced the numbers
+  std::string method;       ///< how they were taken (timing, inputs, counting)
+  std::string environment;  ///< driver, CUDA, framework versions
+  std::vector<MeasuredKernel> kernels;
+  std::vector<MeasuredPower> power;
+
+  static const config::Schema<KernelDataset>& schema();
+};
+
+/// Loads and checks a kernel dataset (ConfigError naming the file and key): unique ids, each
+/// kind's shape keys, power loads naming kernels of the dataset.
+KernelDataset loadKernelDataset(const std::string& file);
+
+/// The kernel's work on `chip` as a one-step plan (its totals filled: bytesMoved, flops,
+/// vectorOps). Throws ConfigError kInvalidConfig when the chip cannot run it (precision).
+StepPlan planKernel(const MeasuredKernel& kernel, const hw::ChipConfig& chip);
+
+/// The kernel's roofline on `chip`: the larger of the plan's HBM bytes over the HBM bandwidth and
+/// its FLOPs over the tensor cores' peak in its precision. No simulated kernel may beat it.
+double kernelRooflineS(const StepPlan& plan, const hw::ChipConfig& chip);
+
+/// The class a kernel is summarised under: "hbm", "attention_decode", "attention_prefill", and
+/// GEMMs by precision and by the bound of their roofline on `chip` (`plan` is the kernel's):
+/// "gemm_bf16_memory" (decode-shaped: the weights' bytes bind), "gemm_bf16_compute", and fp8 alike.
+std::string kernelClass(const MeasuredKernel& kernel, const StepPlan& plan, const hw::ChipConfig& chip);
+
+/// One kernel's comparison.
+struct KernelComparison {
+  std::string id;
+  std::string cls;
+  double measuredS = 0.0;
+  double simulatedS = 0.0;
+  double rooflineS = 0.0;
+  double errorPercent = 0.0;  ///< (simulated - measured) / measured x 100
+};
+
+/// Per class: the error statistics, and the least-squares line measured = overhead + simulated /
+/// efficiency through its points (what a software stack adds to the hardware's time: a fixed cost
+/// per launch and a fraction of the modelled rate).
+struct KernelClassSummary {
+  std::size_t points = 0;
+  double mape = 0.0;
+  double maxAbsErrorPercent = 0.0;
+  std::string worstPoint;
+  double fitOverheadS = 0.0;
+  double fitEfficiency = 0.0;  ///< 0: fewer than two points or no spread
+};
+
+std::map<std::string, KernelClassSummary> summarizeKernels(const std::vector<KernelComparison>& comparisons);
+
+}  // namespace scoville::workload
