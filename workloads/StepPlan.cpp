@@ -206,11 +206,19 @@ class StepPlanner::Builder {
     return kvTokensByWindow.emplace(w, t).first->second;
   }
 
+  /// A decode attention GEMM and which of its dimensions runs over the cached context: N for the
+  /// scores (q K^T), K for the values (p V). Each KV tile computes that dimension's share.
+  struct ContextGemm {
+    tlm::GemmShape shape;
+    bool contextInK = false;
+  };
+
   /// Reads the step's cached KV of layer l in buffer-sized tiles, appends the new tokens' KV, and
-  /// runs `gemms` (the decode attention, split over the tiles in proportion to their bytes) and
-  /// `tail` (per-prefill-sequence attention, after the last tile). The reads are one stream per
+  /// runs `decodeGemms` (the decode attention, its context dimension split over the tiles in
+  /// proportion to their bytes: a tile scores and weighs the tokens it holds) and `tail`
+  /// (per-prefill-sequence attention, after the last tile). The reads are one stream per
   /// tier, local HBM first, then remote HBM, then host; each tier's appends continue its stream.
-  void attentionTiles(uint32_t l, uint32_t local, const std::vector<tlm::GemmShape>& decodeGemms, double decodeVector,
+  void attentionTiles(uint32_t l, uint32_t local, const std::vector<ContextGemm>& decodeGemms, double decodeVector,
                       const std::vector<tlm::GemmShape>& tail, double tailVector) {
     const KvTokens& kv = kvTokens(l);
     // Local HBM: one stream from the first sequence's blocks; the controller spreads it over its
@@ -258,10 +266,11 @@ class StepPlanner::Builder {
         readLeft[hw::kvTierIndex(tier)] -= part;
         bytes -= part;
       }
-      for (const tlm::GemmShape& g : decodeGemms) {
-        tlm::GemmShape part = g;
-        part.n = shardOf(g.n, static_cast<int>(tiles), static_cast<int>(t));
-        if (part.n > 0) op.gemms.push_back(part);
+      for (const ContextGemm& g : decodeGemms) {
+        tlm::GemmShape part = g.shape;
+        uint64_t& context = g.contextInK ? part.k : part.n;
+        context = shardOf(context, static_cast<int>(tiles), static_cast<int>(t));
+        if (context > 0) op.gemms.push_back(part);
       }
       op.vectorOps = decodeVector / static_cast<double>(tiles);
       if (t + 1 == tiles) {
@@ -298,11 +307,11 @@ class StepPlanner::Builder {
       tail.push_back(tlm::GemmShape{group * s.tokens, headDim, span, kvHeads});  // out = p V
       tailVector += kSoftmaxOps * static_cast<double>(group * kvHeads) * (static_cast<double>(seen) + sinks * s.tokens);
     }
-    std::vector<tlm::GemmShape> decode;
+    std::vector<ContextGemm> decode;
     double decodeVector = 0.0;
     if (decodeContext > 0) {
-      decode.push_back(tlm::GemmShape{group, decodeContext, headDim, kvHeads});
-      decode.push_back(tlm::GemmShape{group, headDim, decodeContext, kvHeads});
+      decode.push_back({tlm::GemmShape{group, decodeContext, headDim, kvHeads}, false});  // scores = q K^T
+      decode.push_back({tlm::GemmShape{group, headDim, decodeContext, kvHeads}, true});   // out = p V
       decodeVector = kSoftmaxOps * static_cast<double>(group * kvHeads) *
                      (static_cast<double>(decodeContext) + sinks * static_cast<double>(decodes));
     }
@@ -342,12 +351,12 @@ class StepPlanner::Builder {
     up.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, w.kvUp, bytesOf(latent * heads * (nope + v), bits)});
     if (decodes > 0) up.gemms.push_back(tlm::GemmShape{decodes, latent, nope, heads});  // q_nope W_UK
     if (prefillContext > 0) up.gemms.push_back(tlm::GemmShape{prefillContext, heads * (nope + v), latent, 1});
-    std::vector<tlm::GemmShape> decode;
+    std::vector<ContextGemm> decode;
     double decodeVector = 0.0;
     if (decodeContext > 0) {
       // Multi-query attention over the latent: every head scores the shared latent + RoPE key.
-      decode.push_back(tlm::GemmShape{heads, decodeContext, latent + rope, 1});
-      decode.push_back(tlm::GemmShape{heads, latent, decodeContext, 1});
+      decode.push_back({tlm::GemmShape{heads, decodeContext, latent + rope, 1}, false});
+      decode.push_back({tlm::GemmShape{heads, latent, decodeContext, 1}, true});
       decodeVector = kSoftmaxOps * static_cast<double>(heads * decodeContext);
     }
     attentionTiles(l, local, decode, decodeVector, tail, tailVector);

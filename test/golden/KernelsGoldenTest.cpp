@@ -35,7 +35,7 @@ TEST(KernelsGolden, TheH200DatasetStaysWithinItsClassTolerances) {
                                                  {"gemm_fp8_memory", 23.5},
                                                  {"gemm_bf16_compute", 27.5},
                                                  {"gemm_fp8_compute", 35.5},
-                                                 {"attention_decode", 31.0},
+                                                 {"attention_decode", 34.5},
                                                  {"attention_prefill", 62.0}};
   for (const auto& [cls, limit] : maxMape) {
     SCOPED_TRACE(cls);

@@ -305,6 +305,41 @@ TEST(StepPlanner, MlaCachesTheLatentAndRopeKeyOnEveryTensorParallelRank) {
   }
 }
 
+TEST(StepPlanner, DecodeAttentionTilesSplitTheContextOfBothGemmsAndKeepTheirOtherDimensionsWhole) {
+  // Enough cached KV for many staging-buffer tiles: each tile scores the tokens it holds (q K^T:
+  // N = its tokens, K = the head width) and weighs them (p V: K = its tokens, N = the head width).
+  // Splitting p V's head width instead would leave each tile a GEMM a few columns wide over the
+  // whole context, idling most of the array (a bug until 2026-12-04).
+  for (const char* name : {"tiny-dense", "tiny-mla"}) {
+    SCOPED_TRACE(name);
+    const ModelConfig m = shippedModel(name);
+    const bool mla = m.attention == AttentionKind::kMla;
+    const StepPlanner planner(m, jalapeno(), ModelShard{});
+    const Routing routed = routing(m, [&m](int, int e) { return e < m.expertsPerToken ? 64u : 0u; });
+    StepBatch batch = decodes(64, 30000, &routed);
+    batch.kvLayerStride = 64 * (30001 * planner.kvBytesPerTokenPerLayer());
+    for (uint64_t i = 0; i < 64; ++i) batch.sequences[i].kvAddress = i * 30001 * planner.kvBytesPerTokenPerLayer();
+    const StepPlan plan = planner.plan(batch);
+    const uint64_t headWidth = mla ? u(m.kvLoraRank) : u(m.headDim);
+    uint64_t tiles = 0, scored = 0, weighed = 0;
+    for (const PlannedOp& op : plan.ops) {
+      if (op.name != "attention" || op.layer != 0) continue;
+      ++tiles;
+      ASSERT_EQ(op.gemms.size(), 2u);
+      const tlm::GemmShape& scores = op.gemms[0];
+      const tlm::GemmShape& values = op.gemms[1];
+      EXPECT_EQ(values.n, headWidth);
+      EXPECT_EQ(values.k, scores.n) << "both GEMMs of a tile cover its tokens";
+      EXPECT_EQ(scores.k, mla ? u(m.kvLoraRank) + u(m.qkRopeHeadDim) : u(m.headDim));
+      scored += scores.n;
+      weighed += values.k;
+    }
+    EXPECT_GT(tiles, 8u);
+    EXPECT_EQ(scored, 64u * 30001);  // every cached token and the new one
+    EXPECT_EQ(weighed, 64u * 30001);
+  }
+}
+
 TEST(StepPlanner, GqaSplitsKvHeadsOverTensorParallelRanks) {
   const ModelConfig dense = shippedModel("tiny-dense");  // 2 KV heads of 128
   EXPECT_EQ(StepPlanner(dense, jalapeno(), ModelShard{1, 0}).kvBytesPerTokenPerLayer(), 2u * 2 * 128 * 2);
