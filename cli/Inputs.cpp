@@ -1,7 +1,10 @@
 #include "cli/Inputs.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "tlm/config/Loader.h"
 
@@ -65,6 +68,20 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
     inputs.scenarioFiles.scenario = scenarioFile;
   }
   return inputs;
+}
+
+std::set<std::string> selectedIds(const std::string& only, const std::vector<std::string>& known, const char* what,
+                                  const std::string& file) {
+  std::set<std::string> selected;
+  std::stringstream list(only);
+  for (std::string id; std::getline(list, id, ',');) {
+    if (std::find(known.begin(), known.end(), id) == known.end()) {
+      throw config::ConfigError(config::ErrorKind::kUnknownName, "--only",
+                                fmt::format("no {} '{}' in {}", what, id, file));
+    }
+    selected.insert(id);
+  }
+  return selected;
 }
 
 }  // namespace scoville::cli

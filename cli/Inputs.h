@@ -2,6 +2,7 @@
 // Options shared by the subcommands that read configuration, and the loading of those inputs.
 
 #include <boost/program_options.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct Inputs {
   workload::ScenarioFiles scenarioFiles;  ///< files the scenario names, resolved against its directory
   std::vector<std::string> overrides;     ///< the --set options, sorted, as given
 };
+
+/// The ids of a comma-separated --only list, each checked against `known` (the dataset's ids of
+/// `what`, e.g. "point" or "kernel"); empty for an empty list. Throws config::ConfigError
+/// kUnknownName naming the id and `file`.
+std::set<std::string> selectedIds(const std::string& only, const std::vector<std::string>& known, const char* what,
+                                  const std::string& file);
 
 /// Resolves and parses the platform (and, with withWorkload, the model and scenario), applying
 /// the --set overrides. Throws config::ConfigError on any bad input.

@@ -14,7 +14,6 @@
 #include <optional>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <systemc>
 
 #include "cli/Commands.h"
@@ -91,16 +90,9 @@ int kernelsCommand(const Args& args, std::ostream& out) {
     const std::string stackFile = config::resolveConfigFile("--software-stack", "workloads/stacks", stackName);
     stack = workload::SoftwareStackConfig::schema().parse(config::loadConfigFile("software_stack", stackFile));
   }
-  std::set<std::string> selected;
-  if (!only.empty()) {
-    std::stringstream list(only);
-    for (std::string id; std::getline(list, id, ',');) {
-      const bool known = std::any_of(dataset.kernels.begin(), dataset.kernels.end(),
-                                     [&](const workload::MeasuredKernel& k) { return k.id == id; });
-      if (!known) throw ConfigError(ErrorKind::kUnknownName, "--only", fmt::format("no kernel '{}' in {}", id, file));
-      selected.insert(id);
-    }
-  }
+  std::vector<std::string> ids;
+  for (const workload::MeasuredKernel& k : dataset.kernels) ids.push_back(k.id);
+  const std::set<std::string> selected = selectedIds(only, ids, "kernel", file);
   if (outDir.empty()) outDir = "kernels-" + dataset.name;
   prepareOutputDirectory(outDir);
 
@@ -181,13 +173,14 @@ int kernelsCommand(const Args& args, std::ostream& out) {
   out << fmt::format("\n{:<18} {:>6} {:>8} {:>10}  {:<34} {:>12} {:>10}\n", "class", "points", "MAPE", "max |err|",
                      "worst kernel", "fit: fixed", "efficiency");
   for (const auto& [cls, s] : workload::summarizeKernels(comparisons)) {
-    out << fmt::format("{:<18} {:>6} {:>7.1f}% {:>9.1f}%  {:<34} {:>12} {:>10}\n", cls, s.points, s.mape,
-                       s.maxAbsErrorPercent, s.worstPoint, s.fitEfficiency > 0 ? formatTime(s.fitOverheadS) : "-",
+    out << fmt::format("{:<18} {:>6} {:>7.1f}% {:>9.1f}%  {:<34} {:>12} {:>10}\n", cls, s.error.points, s.error.mape,
+                       s.error.maxAbsErrorPercent, s.error.worstPoint,
+                       s.fitEfficiency > 0 ? formatTime(s.fitOverheadS) : "-",
                        s.fitEfficiency > 0 ? fmt::format("{:.3f}", s.fitEfficiency) : "-");
-    summary[cls] = {{"points", s.points},
-                    {"mape_percent", s.mape},
-                    {"max_abs_error_percent", s.maxAbsErrorPercent},
-                    {"worst_kernel", s.worstPoint},
+    summary[cls] = {{"points", s.error.points},
+                    {"mape_percent", s.error.mape},
+                    {"max_abs_error_percent", s.error.maxAbsErrorPercent},
+                    {"worst_kernel", s.error.worstPoint},
                     {"fit_overhead_s", s.fitEfficiency > 0 ? Json(s.fitOverheadS) : Json(nullptr)},
                     {"fit_efficiency", s.fitEfficiency > 0 ? Json(s.fitEfficiency) : Json(nullptr)}};
   }

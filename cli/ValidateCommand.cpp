@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
-#include <sstream>
 
 #include "cli/Commands.h"
+#include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
 #include "cli/Sweep.h"
 #include "tlm/config/ConfigError.h"
@@ -101,16 +101,9 @@ int validateCommand(const Args& args, std::ostream& out) {
   if (jobs == 0) throw ConfigError(ErrorKind::kOutOfRange, "--jobs", "--jobs must be at least 1");
   const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
   const workload::ValidationDataset dataset = workload::loadValidationDataset(file);
-  std::set<std::string> selected;
-  if (!only.empty()) {
-    std::stringstream list(only);
-    for (std::string id; std::getline(list, id, ',');) {
-      const bool known = std::any_of(dataset.points.begin(), dataset.points.end(),
-                                     [&](const workload::ValidationPoint& p) { return p.id == id; });
-      if (!known) throw ConfigError(ErrorKind::kUnknownName, "--only", fmt::format("no point '{}' in {}", id, file));
-      selected.insert(id);
-    }
-  }
+  std::vector<std::string> ids;
+  for (const workload::ValidationPoint& p : dataset.points) ids.push_back(p.id);
+  const std::set<std::string> selected = selectedIds(only, ids, "point", file);
   if (outDir.empty()) outDir = "validation-" + dataset.name;
   prepareOutputDirectory(outDir);
 

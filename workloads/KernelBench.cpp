@@ -291,15 +291,10 @@ std::string kernelClass(const MeasuredKernel& k, const StepPlan& plan, const hw:
 
 std::map<std::string, KernelClassSummary> summarizeKernels(const std::vector<KernelComparison>& comparisons) {
   std::map<std::string, KernelClassSummary> out;
+  std::vector<MetricComparison> errors;
   std::map<std::string, std::array<double, 5>> sums;  // n, x, y, xx, xy with x simulated, y measured
   for (const KernelComparison& c : comparisons) {
-    KernelClassSummary& s = out[c.cls];
-    ++s.points;
-    s.mape += std::abs(c.errorPercent);
-    if (std::abs(c.errorPercent) > s.maxAbsErrorPercent || s.worstPoint.empty()) {
-      s.maxAbsErrorPercent = std::abs(c.errorPercent);
-      s.worstPoint = c.id;
-    }
+    errors.push_back(MetricComparison{c.id, c.cls, c.measuredS, c.simulatedS, c.errorPercent});
     std::array<double, 5>& a = sums[c.cls];
     a[0] += 1.0;
     a[1] += c.simulatedS;
@@ -307,8 +302,9 @@ std::map<std::string, KernelClassSummary> summarizeKernels(const std::vector<Ker
     a[3] += c.simulatedS * c.simulatedS;
     a[4] += c.simulatedS * c.measuredS;
   }
-  for (auto& [cls, s] : out) {
-    s.mape /= static_cast<double>(s.points);
+  for (const auto& [cls, error] : summarize(errors)) {
+    KernelClassSummary& s = out[cls];
+    s.error = error;
     const std::array<double, 5>& a = sums[cls];
     const double spread = a[0] * a[3] - a[1] * a[1];
     if (a[0] >= 2.0 && spread > 0.0) {

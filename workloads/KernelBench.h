@@ -20,6 +20,7 @@
 #include "tlm/Precision.h"
 #include "tlm/config/Schema.h"
 #include "workloads/StepPlan.h"
+#include "workloads/Validation.h"
 
 namespace scoville::workload {
 
@@ -104,10 +105,7 @@ struct KernelComparison {
 /// efficiency through its points (what a software stack adds to the hardware's time: a fixed cost
 /// per launch and a fraction of the modelled rate).
 struct KernelClassSummary {
-  std::size_t points = 0;
-  double mape = 0.0;
-  double maxAbsErrorPercent = 0.0;
-  std::string worstPoint;
+  MetricSummary error;  ///< points, MAPE, the largest error and its kernel (as `validate` summarises)
   double fitOverheadS = 0.0;
   double fitEfficiency = 0.0;  ///< 0: fewer than two points or no spread
 };

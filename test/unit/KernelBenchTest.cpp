@@ -170,16 +170,16 @@ TEST(KernelSummary, RecoversAnOverheadAndEfficiencyLineAndTheMape) {
   cs.push_back({"h", "hbm", 100e-6, 90e-6, 80e-6, -10.0});
   const auto s = summarizeKernels(cs);
   const KernelClassSummary& g = s.at("gemm_bf16_compute");
-  EXPECT_EQ(g.points, 4u);
+  EXPECT_EQ(g.error.points, 4u);
   EXPECT_NEAR(g.fitEfficiency, 0.8, 1e-9);
   EXPECT_NEAR(g.fitOverheadS, 5e-6, 1e-12);
   double mape = 0;
   for (int i = 0; i < 4; ++i) mape += std::abs(cs[static_cast<std::size_t>(i)].errorPercent) / 4;
-  EXPECT_NEAR(g.mape, mape, 1e-9);
-  EXPECT_EQ(g.worstPoint, "g0") << "the smallest kernel, where the fixed cost weighs most";
-  EXPECT_EQ(s.at("hbm").points, 1u);
+  EXPECT_NEAR(g.error.mape, mape, 1e-9);
+  EXPECT_EQ(g.error.worstPoint, "g0") << "the smallest kernel, where the fixed cost weighs most";
+  EXPECT_EQ(s.at("hbm").error.points, 1u);
   EXPECT_EQ(s.at("hbm").fitEfficiency, 0.0) << "one point fits no line";
-  EXPECT_DOUBLE_EQ(s.at("hbm").mape, 10.0);
+  EXPECT_DOUBLE_EQ(s.at("hbm").error.mape, 10.0);
 }
 
 TEST(KernelDataset, TheShippedH200DatasetLoadsAndEveryKernelPlans) {
