@@ -20,7 +20,6 @@
 #include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
 #include "platforms/Platform.h"
-#include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
 #include "workloads/KernelBench.h"
 #include "workloads/KernelRunner.h"
@@ -30,8 +29,6 @@ namespace scoville::cli {
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
-using config::ConfigError;
-using config::ErrorKind;
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -53,7 +50,7 @@ int kernelsCommand(const Args& args, std::ostream& out) {
       "scoville kernels: run a kernel microbenchmark dataset on a platform's chip and compare with its measurements");
   description.add_options()("help,h", "show this help")("out,o", po::value(&outDir),
                                                         "results directory for kernels.json (default kernels-NAME)")(
-      "only", po::value(&only), "comma-separated kernel ids to run (power loads need theirs)")(
+      "only", po::value(&only), "comma-separated kernel ids to run (power is then not compared)")(
       "software-stack", po::value(&stackName),
       "software-stack profile (workloads/stacks/ name or file) applied as in serving runs (default: none)")(
       "timing", po::value(&timing)->default_value(timing), "timing mode: lt or at")("quiet,q", po::bool_switch(&quiet),
