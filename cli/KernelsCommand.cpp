@@ -194,16 +194,18 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                          "error", "SM clock");
       for (const workload::MeasuredPower& p : dataset.power) {
         double simulated = chipPower->idleW();
+        std::string load = "idle";
         if (!p.kernel.empty()) {
           const workload::KernelRunner::Outcome& o = runner.outcomes()[outcomeOf.at(p.kernel)];
-          simulated += o.dynamicJ / o.seconds();
+          simulated += p.duty * o.dynamicJ / o.seconds();
+          load = p.duty < 1 ? fmt::format("{} x {:.2f}", p.kernel, p.duty) : p.kernel;
         }
         const double error = (simulated - p.watts) / p.watts * 100.0;
-        out << fmt::format("{:<34} {:<30} {:>8.1f} W {:>8.1f} W {:>+7.1f}% {:>9}\n", p.id,
-                           p.kernel.empty() ? "idle" : p.kernel, p.watts, simulated, error,
-                           p.smClockHz > 0 ? fmt::format("{:.0f} MHz", p.smClockHz / 1e6) : "-");
+        out << fmt::format("{:<34} {:<30} {:>8.1f} W {:>8.1f} W {:>+7.1f}% {:>9}\n", p.id, load, p.watts, simulated,
+                           error, p.smClockHz > 0 ? fmt::format("{:.0f} MHz", p.smClockHz / 1e6) : "-");
         power.push_back({{"id", p.id},
                          {"kernel", p.kernel.empty() ? Json(nullptr) : Json(p.kernel)},
+                         {"duty", p.duty},
                          {"measured_w", p.watts},
                          {"simulated_w", simulated},
                          {"error_percent", error},
@@ -211,7 +213,7 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                          {"note", p.note.empty() ? Json(nullptr) : Json(p.note)}});
       }
       out << fmt::format(
-          "(simulated: the chip's static {:.1f} W plus its dynamic energy over one launch of the load; "
+          "(simulated: the chip's static {:.1f} W plus its dynamic energy over one launch of the load, times its duty; "
           "rated {:.0f} W)\n",
           chipPower->idleW(), chip.ratedPowerW);
     }

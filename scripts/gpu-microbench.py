@@ -48,7 +48,7 @@ class Result:
     def __init__(self, path):
         self.path = path
         self.data = {"method": {}, "environment": {}, "hbm": [], "gemm": [], "attention": [], "power": [],
-                     "errors": []}
+                     "power_duty": [], "errors": []}
 
     def save(self):
         with open(self.path + ".tmp", "w") as f:
@@ -135,6 +135,8 @@ def environment(res):
                       "prefill: causal, flop = 2 x 2 x H x L^2 x D / 2"),
         "power": ("NVML board power (nvmlDeviceGetPowerUsage) sampled every 50 ms over the last 2 s of a 4 s "
                   "sustained load; median, with SM and memory clocks"),
+        "power_duty": ("as power, for a decode-shaped GEMM run in bursts of 16 launches (about 2 ms) with the GPU "
+                       "idle for (1 - duty) / duty of a burst in between"),
     }
     res.save()
 
@@ -410,11 +412,54 @@ def bench_power(res, quick):
     res.save()
 
 
+def bench_power_duty(res, quick):
+    """Board power of a decode-shaped GEMM (bf16, M = 8, 8192 x 28672) run in bursts of about 2 ms
+    with the GPU idle in between: how power follows the share of time the HBM streams, as in a
+    serving step that is not all weight reads."""
+    try:
+        sampler = PowerSampler()
+    except Exception as e:  # noqa: BLE001
+        res.data["errors"].append(f"power duty: NVML unavailable: {e!r}")
+        return
+    ws = [torch.randn(8192, 28672, dtype=torch.bfloat16, device=DEV) for _ in range(4)]
+    x = torch.randn(8, 8192, dtype=torch.bfloat16, device=DEV)
+    y = torch.empty(8, 28672, dtype=torch.bfloat16, device=DEV)
+    burst = 16  # launches of about 110 us
+    for _ in range(3):
+        for i in range(burst):
+            torch.matmul(x, ws[i % 4], out=y)
+    torch.cuda.synchronize()
+    t0 = time.monotonic()
+    for i in range(burst * 10):
+        torch.matmul(x, ws[i % 4], out=y)
+    torch.cuda.synchronize()
+    burst_s = (time.monotonic() - t0) / 10
+    res.data.setdefault("power_duty", [])
+    for duty in ([1.0, 0.5, 0.25, 0.1] if not quick else [0.5]):
+        def load(duty=duty):
+            for i in range(burst):
+                torch.matmul(x, ws[i % 4], out=y)
+            torch.cuda.synchronize()
+            if duty < 1.0:
+                time.sleep(burst_s * (1.0 - duty) / duty)
+        try:
+            r = sampler.measure(load)
+            r.update({"load": "gemm_decode_bf16_m8_8192x28672", "duty": duty, "burst_seconds": burst_s,
+                      "bytes_per_s": 16 * 8192 * 28672 * 2 * r["launches"] / r["load_seconds"]})
+            res.data["power_duty"].append(r)
+            print(f"power duty {duty:4.2f}: {r['watts']:6.1f} W at {r['bytes_per_s'] / 1e12:5.2f} TB/s, "
+                  f"SM {r['sm_clock_mhz']} MHz", flush=True)
+        except Exception as e:  # noqa: BLE001
+            res.data["errors"].append(f"power duty {duty}: {e!r}"[:400])
+    res.save()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="JSON file to write")
     parser.add_argument("--quick", action="store_true", help="a few cases of each kind (a smoke test)")
-    parser.add_argument("--only", default="hbm,gemm,attention,power", help="sections to run, comma-separated")
+    parser.add_argument("--only", default="hbm,gemm,attention,power,power_duty",
+                        help="sections to run, comma-separated")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("gpu-microbench: no CUDA device")
@@ -422,7 +467,8 @@ def main():
     res = Result(args.out)
     environment(res)
     start = time.monotonic()
-    sections = {"hbm": bench_hbm, "gemm": bench_gemm, "attention": bench_attention, "power": bench_power}
+    sections = {"hbm": bench_hbm, "gemm": bench_gemm, "attention": bench_attention, "power": bench_power,
+                "power_duty": bench_power_duty}
     for name in args.only.split(","):
         t0 = time.monotonic()
         sections[name](res, args.quick)

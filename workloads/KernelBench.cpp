@@ -176,6 +176,9 @@ const Schema<MeasuredPower>& MeasuredPower::schema() {
           .text("id", &MeasuredPower::id, required(), "unique name of the measurement in its dataset")
           .text("kernel", &MeasuredPower::kernel, optional("~"),
                 "id of the dataset's kernel launched back to back (absent: idle, nothing running)")
+          .number("duty", &MeasuredPower::duty, optional("1"), config::Range{0.0, true, 1.0},
+                  "share of the time the kernel ran: bursts of launches with the device idle in between (1: "
+                  "back to back)")
           .quantity("power", &MeasuredPower::watts, config::dim::kPower, required(), config::positive(),
                     "measured board power (median over the load's steady part)")
           .quantity("sm_clock", &MeasuredPower::smClockHz, config::dim::kFrequency, optional("0 Hz"),

@@ -52,6 +52,7 @@ struct MeasuredKernel {
 struct MeasuredPower {
   std::string id;
   std::string kernel;  ///< id of the kernel launched back to back; empty: idle
+  double duty = 1.0;   ///< share of the time the kernel ran (bursts with the device idle between)
   double watts = 0.0;
   double smClockHz = 0.0;  ///< the core clock the board ran at (0: not given)
   std::string note;

@@ -36,6 +36,7 @@ power:
 - {id: idle, power: 125 W}
 - {id: streaming, kernel: copy, power: 620 W}
 - {id: computing, kernel: gemm, power: 690 W, sm_clock: 1455 MHz}
+- {id: half, kernel: gemm, duty: 0.5, power: 400 W}
 )";
 
 TEST(KernelsCli, ComparesEveryKernelWithinItsRooflineListsExclusionsAndPowerAndIsDeterministic) {
@@ -74,12 +75,16 @@ TEST(KernelsCli, ComparesEveryKernelWithinItsRooflineListsExclusionsAndPowerAndI
 
   // Power: idle is the chip's static power; a load adds its dynamic energy over its time; an
   // excluded kernel still runs as a load. Streaming and computing draw more than idle.
-  ASSERT_EQ(k["power"].size(), 3u);
+  ASSERT_EQ(k["power"].size(), 4u);
   const double idle = k["power"][0]["simulated_w"].get<double>();
   EXPECT_DOUBLE_EQ(idle, 115.0) << "chips/h200-sxm.yaml: uncore + statics";
   EXPECT_GT(k["power"][1]["simulated_w"].get<double>(), idle);
   EXPECT_GT(k["power"][2]["simulated_w"].get<double>(), k["power"][1]["simulated_w"].get<double>());
   EXPECT_DOUBLE_EQ(k["power"][2]["sm_clock_hz"].get<double>(), 1.455e9);
+  // Run half the time, the load adds half its dynamic power.
+  EXPECT_NEAR(k["power"][3]["simulated_w"].get<double>(),
+              idle + 0.5 * (k["power"][2]["simulated_w"].get<double>() - idle), 1e-9);
+  EXPECT_DOUBLE_EQ(k["power"][3]["duty"].get<double>(), 0.5);
   EXPECT_NEAR(k["power"][0]["error_percent"].get<double>(), (idle - 125.0) / 125.0 * 100.0, 1e-9);
 
   // Deterministic: the same inputs give the same bytes.

@@ -86,6 +86,11 @@ TEST(KernelDataset, RejectsMissingShapesWrongUnitsUnknownLoadsDuplicatesAndTypos
   expect(kHead + "- {id: r, kind: hbm_read, bytes: 1 GiB, time: 1 us}\npower:\n- {id: p, kernel: x, power: 1 W}\n",
          config::ErrorKind::kUnknownName, "kernel 'x'");
   expect("name: t\ndescription: d\nkernels: []\n", config::ErrorKind::kMissingKey, "hardware");
+  for (const char* duty : {"0", "1.5", "-0.5"}) {
+    expect(kHead + "- {id: r, kind: hbm_read, bytes: 1 GiB, time: 1 us}\npower:\n- {id: p, kernel: r, duty: " + duty +
+               ", power: 1 W}\n",
+           config::ErrorKind::kOutOfRange, "duty");
+  }
 }
 
 TEST(KernelPlan, AGemmStreamsItsWeightsOnceInPlannerTilesAndComputesTwoMNK) {
