@@ -84,4 +84,18 @@ std::set<std::string> selectedIds(const std::string& only, const std::vector<std
   return selected;
 }
 
+po::variables_map parseWithPositional(const std::vector<std::string>& args, const po::options_description& visible,
+                                      std::string& positional) {
+  po::options_description hidden;
+  hidden.add_options()("positional", po::value(&positional));
+  po::options_description options;
+  options.add(visible).add(hidden);
+  po::positional_options_description position;
+  position.add("positional", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(position).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
 }  // namespace scoville::cli

@@ -37,6 +37,12 @@ struct Inputs {
   std::vector<std::string> overrides;     ///< the --set options, sorted, as given
 };
 
+/// Parses a command's arguments: the options of `visible` (what --help shows) and one positional
+/// argument stored in `positional` (a dataset file, say; left as it is when absent).
+boost::program_options::variables_map parseWithPositional(const std::vector<std::string>& args,
+                                                          const boost::program_options::options_description& visible,
+                                                          std::string& positional);
+
 /// The ids of a comma-separated --only list, each checked against `known` (the dataset's ids of
 /// `what`, e.g. "point" or "kernel"); empty for an empty list. Throws config::ConfigError
 /// kUnknownName naming the id and `file`.

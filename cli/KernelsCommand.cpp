@@ -56,15 +56,7 @@ int kernelsCommand(const Args& args, std::ostream& out) {
       "timing", po::value(&timing)->default_value(timing), "timing mode: lt or at")("quiet,q", po::bool_switch(&quiet),
                                                                                     "print only the summaries");
   addInputOptions(description, inputs, false);
-  po::options_description hidden;
-  hidden.add_options()("dataset", po::value(&datasetFile));
-  po::options_description options;
-  options.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("dataset", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parseWithPositional(args, description, datasetFile);
   if (vm.count("help") || datasetFile.empty()) {
     out << "usage: scoville kernels DATASET.yaml [--platform P] [--software-stack S] [--out DIR] [--only ID,...]\n"
         << "Datasets ship in workloads/validation/ (docs/validation.md#kernel-microbenchmarks); the platform "

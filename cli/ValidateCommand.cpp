@@ -83,15 +83,7 @@ int validateCommand(const Args& args, std::ostream& out) {
       "jobs,j", po::value(&jobs)->default_value(1), "points run at once")(
       "only", po::value(&only), "comma-separated point ids to run (the others are listed as not selected)")(
       "quiet,q", po::bool_switch(&quiet), "print only the summary");
-  po::options_description hidden;
-  hidden.add_options()("dataset", po::value(&datasetFile));
-  po::options_description options;
-  options.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("dataset", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parseWithPositional(args, description, datasetFile);
   if (vm.count("help") || datasetFile.empty()) {
     out << "usage: scoville validate DATASET.yaml [--out DIR] [--jobs N] [--only ID,...]\n"
         << "Datasets ship in workloads/validation/ (docs/validation.md).\n"
