@@ -60,10 +60,10 @@ void total(StepPlan& plan) {
 }
 
 /// `bytes` of a streaming kernel as tiles of one staging buffer each, at `address` upwards.
-void streamTiles(StepPlan& plan, tlm::OpKind kind, uint64_t address, uint64_t bytes, double tileBytes,
-                 std::size_t firstOp) {
+/// Tile i goes to op i (a copy's read and write streams share the ops), appended as needed.
+void streamTiles(StepPlan& plan, tlm::OpKind kind, uint64_t address, uint64_t bytes, double tileBytes) {
   const auto tile = static_cast<uint64_t>(tileBytes);
-  std::size_t op = firstOp;
+  std::size_t op = 0;
   for (uint64_t done = 0; done < bytes; done += tile, ++op) {
     if (op == plan.ops.size()) {
       plan.ops.emplace_back();
@@ -204,20 +204,12 @@ const Schema<KernelDataset>& KernelDataset::schema() {
           .childList("power", &KernelDataset::power, MeasuredPower::schema(), optional("[]"),
                      "board power under sustained loads")
           .check("ids are unique and power loads name kernels", [](const KernelDataset& d, const Node& n) {
+            checkUniqueIds(d.kernels, n.at("kernels"), "kernel");
+            if (!d.power.empty()) checkUniqueIds(d.power, n.at("power"), "power");
             std::set<std::string> kernels;
-            for (std::size_t i = 0; i < d.kernels.size(); ++i) {
-              if (!kernels.insert(d.kernels[i].id).second) {
-                n.at("kernels").at(i).at("id").fail(ErrorKind::kInvalidConfig,
-                                                    fmt::format("kernel id '{}' is used twice", d.kernels[i].id));
-              }
-            }
-            std::set<std::string> power;
+            for (const MeasuredKernel& k : d.kernels) kernels.insert(k.id);
             for (std::size_t i = 0; i < d.power.size(); ++i) {
               const MeasuredPower& p = d.power[i];
-              if (!power.insert(p.id).second) {
-                n.at("power").at(i).at("id").fail(ErrorKind::kInvalidConfig,
-                                                  fmt::format("power id '{}' is used twice", p.id));
-              }
               if (!p.kernel.empty() && kernels.count(p.kernel) == 0) {
                 n.at("power").at(i).at("kernel").fail(
                     ErrorKind::kUnknownName,
@@ -242,10 +234,10 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
       // Half read from [0, bytes / 2), half written above: each tile reads and writes its share.
       const uint64_t half = bytes / 2;
       const double part = tile / 2;
-      streamTiles(plan, tlm::OpKind::kRead, 0, half, part, 0);
-      streamTiles(plan, tlm::OpKind::kWrite, planning::aligned(half), bytes - half, part, 0);
+      streamTiles(plan, tlm::OpKind::kRead, 0, half, part);
+      streamTiles(plan, tlm::OpKind::kWrite, planning::aligned(half), bytes - half, part);
     } else {
-      streamTiles(plan, k.kind == KernelKind::kHbmRead ? tlm::OpKind::kRead : tlm::OpKind::kWrite, 0, bytes, tile, 0);
+      streamTiles(plan, k.kind == KernelKind::kHbmRead ? tlm::OpKind::kRead : tlm::OpKind::kWrite, 0, bytes, tile);
     }
   } else if (k.kind == KernelKind::kGemm) {
     if (chip.tensorCore.macsPerCell.of(k.precision) <= 0) {

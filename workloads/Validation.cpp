@@ -159,15 +159,8 @@ const Schema<ValidationDataset>& ValidationDataset::schema() {
           .text("description", &ValidationDataset::description, required(), "what the measurements are")
           .text("origin", &ValidationDataset::origin, optional("~"), "the file it was converted from")
           .childList("points", &ValidationDataset::points, ValidationPoint::schema(), required(), "the measurements")
-          .check("point ids are unique", [](const ValidationDataset& d, const Node& n) {
-            std::set<std::string> seen;
-            for (std::size_t i = 0; i < d.points.size(); ++i) {
-              if (!seen.insert(d.points[i].id).second) {
-                n.at("points").at(i).at("id").fail(ErrorKind::kInvalidConfig,
-                                                   fmt::format("point id '{}' is used twice", d.points[i].id));
-              }
-            }
-          });
+          .check("point ids are unique",
+                 [](const ValidationDataset& d, const Node& n) { checkUniqueIds(d.points, n.at("points"), "point"); });
   return s;
 }
 

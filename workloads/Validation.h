@@ -8,9 +8,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "tlm/config/ConfigError.h"
+#include "tlm/config/Node.h"
 #include "tlm/config/Schema.h"
 
 namespace scoville::workload {
@@ -79,6 +82,19 @@ struct ValidationDataset {
 
   static const config::Schema<ValidationDataset>& schema();
 };
+
+/// Fails at `list`'s item holding the first id already used by an earlier item of `items` (each
+/// with an `id`), naming `what` ("point", "kernel"). For the datasets' schema checks.
+template <class T>
+void checkUniqueIds(const std::vector<T>& items, const config::Node& list, const char* what) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!seen.insert(items[i].id).second) {
+      list.at(i).at("id").fail(config::ErrorKind::kInvalidConfig,
+                               std::string(what) + " id '" + items[i].id + "' is used twice");
+    }
+  }
+}
 
 /// Loads and checks a dataset (ConfigError naming the file and key): unique ids, run fields on
 /// every point that is not skipped.
