@@ -59,10 +59,7 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
     inputs.scenarioFiles.loadTrace = resolve(inputs.scenario.load.file);
     inputs.scenarioFiles.routingTrace = resolve(inputs.scenario.routing.file);
     if (!inputs.scenario.softwareStack.empty()) {
-      const std::string stackFile =
-          config::resolveConfigFile("scenario.software_stack", "workloads/stacks", inputs.scenario.softwareStack);
-      inputs.scenario.stack =
-          workload::SoftwareStackConfig::schema().parse(config::loadConfigFile("software_stack", stackFile));
+      inputs.scenario.stack = loadSoftwareStack("scenario.software_stack", inputs.scenario.softwareStack);
     }
     inputs.scenarioFiles.platform = platformFile;
     inputs.scenarioFiles.scenario = scenarioFile;
@@ -96,6 +93,17 @@ po::variables_map parseWithPositional(const std::vector<std::string>& args, cons
   po::store(po::command_line_parser(args).options(options).positional(position).run(), vm);
   po::notify(vm);
   return vm;
+}
+
+tlm::TimingMode parseTimingMode(const std::string& timing) {
+  if (timing == "lt") return tlm::TimingMode::kLooselyTimed;
+  if (timing == "at") return tlm::TimingMode::kApproximatelyTimed;
+  throw po::error("--timing must be lt or at, not '" + timing + "'");
+}
+
+workload::SoftwareStackConfig loadSoftwareStack(const std::string& option, const std::string& nameOrFile) {
+  const std::string file = config::resolveConfigFile(option, "workloads/stacks", nameOrFile);
+  return workload::SoftwareStackConfig::schema().parse(config::loadConfigFile("software_stack", file));
 }
 
 }  // namespace scoville::cli

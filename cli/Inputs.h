@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "platforms/PlatformConfig.h"
+#include "tlm/TimingMode.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/ServingEngine.h"
+#include "workloads/SoftwareStack.h"
 
 namespace scoville::cli {
 
@@ -36,6 +38,14 @@ struct Inputs {
   workload::ScenarioFiles scenarioFiles;  ///< files the scenario names, resolved against its directory
   std::vector<std::string> overrides;     ///< the --set options, sorted, as given
 };
+
+/// The timing mode a --timing option names: lt or at; anything else is a usage error
+/// (boost::program_options::error).
+tlm::TimingMode parseTimingMode(const std::string& timing);
+
+/// The software-stack profile `nameOrFile` (a name in workloads/stacks/ or a file), given by
+/// `option` (for its error messages). Throws config::ConfigError on bad input.
+workload::SoftwareStackConfig loadSoftwareStack(const std::string& option, const std::string& nameOrFile);
 
 /// Parses a command's arguments: the options of `visible` (what --help shows) and one positional
 /// argument stored in `positional` (a dataset file, say; left as it is when absent).

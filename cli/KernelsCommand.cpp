@@ -64,21 +64,13 @@ int kernelsCommand(const Args& args, std::ostream& out) {
         << description << "\n";
     return datasetFile.empty() && !vm.count("help") ? kExitUsageOrConfigError : kExitOk;
   }
-  tlm::TimingMode mode = tlm::TimingMode::kLooselyTimed;
-  if (timing == "at") {
-    mode = tlm::TimingMode::kApproximatelyTimed;
-  } else if (timing != "lt") {
-    throw po::error("--timing must be lt or at, not '" + timing + "'");
-  }
+  const tlm::TimingMode mode = parseTimingMode(timing);
   const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
   const workload::KernelDataset dataset = workload::loadKernelDataset(file);
   if (inputs.platform.empty()) inputs.platform = dataset.platform;
   const Inputs loaded = loadInputs(inputs, false);
   std::optional<workload::SoftwareStackConfig> stack;
-  if (!stackName.empty()) {
-    const std::string stackFile = config::resolveConfigFile("--software-stack", "workloads/stacks", stackName);
-    stack = workload::SoftwareStackConfig::schema().parse(config::loadConfigFile("software_stack", stackFile));
-  }
+  if (!stackName.empty()) stack = loadSoftwareStack("--software-stack", stackName);
   std::vector<std::string> ids;
   for (const workload::MeasuredKernel& k : dataset.kernels) ids.push_back(k.id);
   const std::set<std::string> selected = selectedIds(only, ids, "kernel", file);

@@ -385,12 +385,7 @@ int runCommand(const Args& args, std::ostream& out) {
   po::notify(vm);
   if (options.quiet && options.verbose) throw po::error("--quiet and --verbose exclude each other");
 
-  tlm::TimingMode mode = tlm::TimingMode::kLooselyTimed;
-  if (options.timing == "at") {
-    mode = tlm::TimingMode::kApproximatelyTimed;
-  } else if (options.timing != "lt") {
-    throw po::error("--timing must be lt or at, not '" + options.timing + "'");
-  }
+  const tlm::TimingMode mode = parseTimingMode(options.timing);
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);

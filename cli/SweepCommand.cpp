@@ -363,9 +363,7 @@ int sweepCommand(const Args& args, std::ostream& out) {
   if (options.point >= 0 || vm.count("point")) return runOnePoint(options.out, options.point, out);
   if (vm.count("jobs") && options.jobs == 0) throw po::error("--jobs must be at least 1");
   if (options.jobs == 0) options.jobs = std::max(1u, std::thread::hardware_concurrency());
-  if (options.timing != "lt" && options.timing != "at") {
-    throw po::error("--timing must be lt or at, not '" + options.timing + "'");
-  }
+  parseTimingMode(options.timing);  // checked before any point runs
   checkComparisonOptions(options.comparison);
 
   auto [spec, points] = planSweep(options, vm.count("concurrency") > 0);
