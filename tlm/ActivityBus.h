@@ -78,10 +78,20 @@ class ActivitySource {
   /// to `end` (at a chip's port `chip`, for network modules).
   void emit(Activity activity, double amount, const OpExtension& op, const sc_core::sc_time& start,
             const sc_core::sc_time& end, int chip = -1) const {
-    if (m_bus == nullptr || !m_bus->active() || amount == 0.0) return;
-    m_bus->emit(ActivityEvent{activity, amount, op.precision, op.phase, op.block, std::min(start, end), end, m_source,
-                              chip, op.kind, op.layer, op.requestId, op.srcChip, op.dstChip});
+    if (!listening() || amount == 0.0) return;
+    m_bus->emit(event(activity, amount, op, start, end, chip));
   }
+  /// Whether emit() sends anything: a listener is attached.
+  bool listening() const { return m_bus != nullptr && m_bus->active(); }
+  /// The event emit() would send, for a caller that sends it several times over, changing only
+  /// its chips (send()).
+  ActivityEvent event(Activity activity, double amount, const OpExtension& op, const sc_core::sc_time& start,
+                      const sc_core::sc_time& end, int chip = -1) const {
+    return ActivityEvent{activity, amount, op.precision, op.phase, op.block,     std::min(start, end), end,
+                         m_source, chip,   op.kind,      op.layer, op.requestId, op.srcChip,           op.dstChip};
+  }
+  /// Sends an event made by event(); only when listening() and its amount is not zero.
+  void send(const ActivityEvent& e) const { m_bus->emit(e); }
 
  private:
   const ActivityBus* m_bus = nullptr;

@@ -134,6 +134,50 @@ void Switch::apply(const Route& r, std::size_t input, SwitchPort& out, const tlm
   m_creditStallTime.add(std::max(0.0, tlm::seconds(r.upEnd - r.linkFree) - r.upSerial));
 }
 
+void Switch::applyAlike(const Route& r, const std::vector<int>& chips, std::size_t shift, tlm::OpExtension& message) {
+  const std::size_t n = chips.size();
+  const bool credit = m_config.flowControl == FlowControl::kCredit;
+  const double queued = tlm::seconds(r.outStart - r.headAtOutput);
+  const double stalled = std::max(0.0, tlm::seconds(r.upEnd - r.linkFree) - r.upSerial);
+  const LinkDirection::Hold up = LinkDirection::hold(r.arrival, r.linkFree, r.upEnd, message.bytes,
+                                                     static_cast<uint64_t>(r.wire), r.packets, r.upSerial);
+  const LinkDirection::Hold down = LinkDirection::hold(r.headAtOutput, r.outStart, r.outEnd, message.bytes,
+                                                       static_cast<uint64_t>(r.downWire), r.downPackets, r.downSerial);
+  // Each message's link events differ only in their chips: made once.
+  const bool listening = m_activity.listening();
+  tlm::ActivityEvent sent = m_activity.event(tlm::Activity::kLinkBytes, r.wire, message, r.start, r.upEnd);
+  tlm::ActivityEvent received = m_activity.event(tlm::Activity::kLinkBytes, r.downWire, message, r.outStart, r.outEnd);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t input = m_rotationInputs[i];
+    if (credit) m_creditReleaseAt[input] = r.creditRelease;
+    m_inputs[input]->tx().occupy(up);
+    m_rotationOutputs[i]->rx().occupy(down);
+    if (listening) {
+      sent.srcChip = received.srcChip = chips[i];
+      sent.dstChip = received.dstChip = chips[(i + shift) % n];
+      sent.chip = sent.srcChip;
+      received.chip = received.dstChip;
+      m_activity.send(sent);
+      m_activity.send(received);
+    }
+    // Summed one message at a time, as apply() sums them, so that the totals are the same bits.
+    m_outputQueueTime.add(queued);
+    m_creditStallTime.add(stalled);
+  }
+  // Integer counts: n messages at once are exactly n times one.
+  const auto count = static_cast<double>(n);
+  m_messages.add(count);
+  m_bytes.add(count * static_cast<double>(message.bytes));
+  m_packets.add(count * static_cast<double>(r.packets));
+  // The switch's own activity as one event per kind for the whole rotation: every output port
+  // forwarded the same wire bytes and packets over the same interval.
+  message.srcChip = chips.front();
+  message.dstChip = chips[shift];
+  m_activity.emit(tlm::Activity::kSwitchBytes, count * r.downWire, message, r.outStart, r.outEnd);
+  m_activity.emit(tlm::Activity::kSwitchPackets, count * static_cast<double>(r.downPackets), message, r.outStart,
+                  r.outEnd);
+}
+
 bool Switch::symmetric(const std::vector<std::size_t>& inputs, const std::vector<SwitchPort*>& outputs) const {
   const SwitchPort& first = *m_inputs[inputs.front()];
   const bool credit = m_config.flowControl == FlowControl::kCredit;
@@ -201,13 +245,18 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   message.rotation = nullptr;
   sc_core::sc_time last = arrival;
   const bool alike = symmetric(m_rotationInputs, m_rotationOutputs);
-  Route r;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i == 0 || !alike) r = plan(m_rotationInputs[i], *m_rotationOutputs[i], op.bytes, arrival);
-    message.srcChip = chips[i];
-    message.dstChip = chips[(i + shift) % n];
-    apply(r, m_rotationInputs[i], *m_rotationOutputs[i], message);
+  if (alike) {
+    const Route r = plan(m_rotationInputs.front(), *m_rotationOutputs.front(), op.bytes, arrival);
+    applyAlike(r, chips, shift, message);
     last = std::max(last, r.lastByteIn);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Route r = plan(m_rotationInputs[i], *m_rotationOutputs[i], op.bytes, arrival);
+      message.srcChip = chips[i];
+      message.dstChip = chips[(i + shift) % n];
+      apply(r, m_rotationInputs[i], *m_rotationOutputs[i], message);
+      last = std::max(last, r.lastByteIn);
+    }
   }
   m_rotations.add();
   if (alike) m_symmetricRotations.add();

@@ -24,7 +24,9 @@
 // it as those n messages in member order; when all their ports are alike it times the first and
 // applies that timing to every port, which is what routing them one by one computes (each port
 // appears once as a sender and once as a receiver in the block, so every message sees the state
-// the first one saw). Statistics and activity count every message either way.
+// the first one saw). Statistics count every message either way, and each chip's link activity
+// is emitted per message; the switch's own bytes and packets of an alike rotation are emitted as
+// one event each, for all n messages (same interval, n times the amount).
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <cstdint>
@@ -68,6 +70,10 @@ class Switch : public sc_core::sc_module {
   Route plan(std::size_t input, const SwitchPort& out, uint64_t bytes, const sc_core::sc_time& arrival) const;
   /// Holds the links, counts the message and emits its activity (op: its bytes and chips).
   void apply(const Route& route, std::size_t input, SwitchPort& out, const tlm::OpExtension& op);
+  /// apply() for every message of a rotation whose ports are alike (all timed as `r`, the route
+  /// of its first message): each port is held and counted, each chip's link activity emitted per
+  /// message; the switch's own activity is emitted once, for all n messages together.
+  void applyAlike(const Route& r, const std::vector<int>& chips, std::size_t shift, tlm::OpExtension& message);
   /// Whether messages inputs[i] -> outputs[i] all see the same link configuration and state.
   bool symmetric(const std::vector<std::size_t>& inputs, const std::vector<SwitchPort*>& outputs) const;
   void bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);

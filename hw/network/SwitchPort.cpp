@@ -22,17 +22,29 @@ LinkDirection::LinkDirection(stats::Group& group, const std::string& prefix, con
   });
 }
 
-void LinkDirection::occupy(const sc_core::sc_time& requested, const sc_core::sc_time& start,
-                           const sc_core::sc_time& end, uint64_t payloadBytes, uint64_t wireBytes, uint64_t packets,
-                           double serialisationS) {
-  m_busyUntil = end;
+LinkDirection::Hold LinkDirection::hold(const sc_core::sc_time& requested, const sc_core::sc_time& start,
+                                        const sc_core::sc_time& end, uint64_t payloadBytes, uint64_t wireBytes,
+                                        uint64_t packets, double serialisationS) {
+  Hold h;
+  h.end = end;
+  h.payloadBytes = static_cast<double>(payloadBytes);
+  h.wireBytes = static_cast<double>(wireBytes);
+  h.packets = static_cast<double>(packets);
+  h.serialisationS = serialisationS;
+  h.queueS = tlm::seconds(start - requested);
+  h.stallS = std::max(0.0, tlm::seconds(end - start) - serialisationS);
+  return h;
+}
+
+void LinkDirection::occupy(const Hold& h) {
+  m_busyUntil = h.end;
   m_messages.add();
-  m_bytes.add(static_cast<double>(payloadBytes));
-  m_wireBytes.add(static_cast<double>(wireBytes));
-  m_packets.add(static_cast<double>(packets));
-  m_busyTime.add(serialisationS);
-  m_queueTime.add(tlm::seconds(start - requested));
-  m_stallTime.add(std::max(0.0, tlm::seconds(end - start) - serialisationS));
+  m_bytes.add(h.payloadBytes);
+  m_wireBytes.add(h.wireBytes);
+  m_packets.add(h.packets);
+  m_busyTime.add(h.serialisationS);
+  m_queueTime.add(h.queueS);
+  m_stallTime.add(h.stallS);
 }
 
 SwitchPort::SwitchPort(const sc_core::sc_module_name& name, const LinkConfig& config, int chip)

@@ -33,10 +33,21 @@ class LinkDirection {
   /// When the last reserved byte has left the sending end.
   sc_core::sc_time busyUntil() const { return m_busyUntil; }
 
-  /// Holds the wire over [start, end) for one message that asked for it at `requested` and needs
-  /// `serialisationS` of pure transfer time; end - start - serialisationS is counted as stall.
+  /// What one message adds to a direction: made once, it can be applied to several directions
+  /// (the ports of an alike rotation).
+  struct Hold {
+    sc_core::sc_time end;
+    double payloadBytes = 0, wireBytes = 0, packets = 0, serialisationS = 0, queueS = 0, stallS = 0;
+  };
+  /// The hold of the wire over [start, end) by one message that asked for it at `requested` and
+  /// needs `serialisationS` of pure transfer time; end - start - serialisationS is counted as stall.
+  static Hold hold(const sc_core::sc_time& requested, const sc_core::sc_time& start, const sc_core::sc_time& end,
+                   uint64_t payloadBytes, uint64_t wireBytes, uint64_t packets, double serialisationS);
+  void occupy(const Hold& hold);
   void occupy(const sc_core::sc_time& requested, const sc_core::sc_time& start, const sc_core::sc_time& end,
-              uint64_t payloadBytes, uint64_t wireBytes, uint64_t packets, double serialisationS);
+              uint64_t payloadBytes, uint64_t wireBytes, uint64_t packets, double serialisationS) {
+    occupy(hold(requested, start, end, payloadBytes, wireBytes, packets, serialisationS));
+  }
 
  private:
   sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
