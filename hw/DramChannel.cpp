@@ -10,6 +10,7 @@ DramChannel::DramChannel(const MemoryControllerConfig& config, int index)
       m_t(config.timing),
       m_openRow(static_cast<std::size_t>(config.banks()), -1),
       m_actAt(static_cast<std::size_t>(config.banks()), -1.0),
+      m_times(static_cast<std::size_t>(config.banks()), 0.0),
       m_bankCount(static_cast<uint64_t>(config.banks())),
       m_rowBytes(static_cast<uint64_t>(config.rowBytes)),
       m_secondsPerByte(1.0 / config.channelBandwidth()),
@@ -90,79 +91,91 @@ bool DramChannel::streamPages(uint64_t firstPage, uint64_t count, double command
   // tFAW + phi[j + m - 4] = phi[j + m] when tFAW >= 4 tRRD; otherwise phi is linear and those
   // paths never bind. Terms without such a path are below r[0] + phi[j] for the same reason.)
   const double* phi = m_phi.data();
-  std::array<double, 4> head{};  // the first four pages' times
+  double* t = m_times.data();  // page k's activation time (count <= banks)
   for (uint64_t k = 0; k < std::min<uint64_t>(count, 4); ++k) {
-    head[k] = std::max(std::max(r[0] + phi[k + 1], r[1] + phi[k + 2]), std::max(r[2] + phi[k + 3], r[3] + phi[k + 4]));
+    t[k] = std::max(std::max(r[0] + phi[k + 1], r[1] + phi[k + 2]), std::max(r[2] + phi[k + 3], r[3] + phi[k + 4]));
   }
   // From the fifth page on, phi repeats: phi[j + 4] = phi[j] + tFAW when tFAW >= 4 tRRD, else
-  // phi[j + 1] = phi[j] + tRRD, and so do the times. `window` holds the last four times.
-  const double tFaw = m_t.tFAW;
-  const double rrd = phi[1];
-  const bool fawBinds = m_fawBinds;
-  const auto advance = [&](uint64_t k, std::array<double, 4>& window) {
-    if (k >= 4) window[k & 3] = fawBinds ? window[k & 3] + tFaw : window[(k - 1) & 3] + rrd;
-    return window[k & 3];
-  };
-  const int64_t* openRow = m_openRow.data();
+  // phi[j + 1] = phi[j] + tRRD, and so do the times.
+  if (m_fawBinds) {
+    for (uint64_t k = 4; k < count; ++k) t[k] = t[k - 4] + m_t.tFAW;
+  } else {
+    for (uint64_t k = 4; k < count; ++k) t[k] = t[k - 1] + phi[1];
+  }
+  int64_t* openRow = m_openRow.data();
   const double* actAt = m_actAt.data();
   const double tRas = m_t.tRAS;
   const double tRp = m_t.tRP;
   const double ready = std::max(commandStart, m_banksReadyAt);
+  // The pages in two runs of consecutive banks: [0, inFirst) in banks firstBank... (row row0),
+  // the rest wrapped round to banks 0... (row row0 + 1). Plain loops over each, without a wrap
+  // test per page.
+  const uint64_t inFirst = std::min(count, m_bankCount - firstBank);
+  const int64_t row0 = rowOf(firstPage);
+  const auto runs = [&](auto&& visit) {
+    visit(uint64_t{0}, inFirst, firstBank, row0);
+    visit(inFirst, count, uint64_t{0}, row0 + 1);
+  };
   // Pass 1, without stores to the banks: whether any page is open already (a hit) or any bank's
   // own constraint is later than its time. Branch-free: every page is checked (they fall in
   // different banks: count <= banks).
   bool exception = false;
   uint64_t open = 0;
-  std::array<double, 4> window = head;
   // Without reading the banks when what is known of them settles it (page times only grow, so
   // the first page's time is the tightest): every bank closed and ready by then; or every bank
   // holding a page of a window this stream does not touch (no hit) with even the newest
   // activation before the segment precharged by then.
-  const bool closedReady = known.state == BanksKnown::kAllClosed && ready <= head[0];
+  const bool closedReady = known.state == BanksKnown::kAllClosed && ready <= t[0];
   const bool windowMissed = known.state == BanksKnown::kWindow &&
                             (firstPage + count <= known.windowFirst || firstPage >= known.windowFirst + m_bankCount) &&
-                            std::max(ready, latestAct + tRas) + tRp <= head[0];
+                            std::max(ready, latestAct + tRas) + tRp <= t[0];
+  // Otherwise, when even the newest activation before the segment (every open bank's is at or
+  // before it: activations are issued in time order) has precharged by the first page's time, no
+  // bank's own constraint binds, and only a page found open can break the closed form.
+  const bool timingClear = std::max(ready, latestAct + tRas) + tRp <= t[0];
   if (closedReady || windowMissed) {
     open = known.state == BanksKnown::kWindow ? count : 0;
-    for (uint64_t k = 4; k < count; ++k) advance(k, window);
-  } else {
-    uint64_t bank = firstBank;
-    int64_t row = rowOf(firstPage);
-    for (uint64_t k = 0; k < count; ++k) {
-      const double at = advance(k, window);
-      const bool isOpen = openRow[bank] >= 0;
-      const double own = isOpen ? std::max(ready, actAt[bank] + tRas) + tRp : ready;
-      exception |= (own > at) | (openRow[bank] == row);
-      open += isOpen ? 1 : 0;
-      if (++bank == m_bankCount) {
-        bank = 0;
-        ++row;
+  } else if (timingClear) {
+    runs([&](uint64_t k0, uint64_t k1, uint64_t b0, int64_t row) {
+      for (uint64_t k = k0, b = b0; k < k1; ++k, ++b) {
+        exception |= openRow[b] == row;
+        open += openRow[b] >= 0 ? 1 : 0;
       }
-    }
+    });
+  } else {
+    runs([&](uint64_t k0, uint64_t k1, uint64_t b0, int64_t row) {
+      for (uint64_t k = k0, b = b0; k < k1; ++k, ++b) {
+        const bool isOpen = openRow[b] >= 0;
+        const double own = isOpen ? std::max(ready, actAt[b] + tRas) + tRp : ready;
+        exception |= (own > t[k]) | (openRow[b] == row);
+        open += isOpen ? 1 : 0;
+      }
+    });
   }
   if (exception) return false;
   // Pass 2: the banks take their rows (unless the segment goes on to take every bank anyway).
   if (keepBanks) {
-    window = head;
-    uint64_t bank = firstBank;
-    int64_t row = rowOf(firstPage);
-    for (uint64_t k = 0; k < count; ++k) {
-      m_openRow[bank] = row;
-      m_actAt[bank] = advance(k, window);
-      if (++bank == m_bankCount) {
-        bank = 0;
-        ++row;
+    double* acts = m_actAt.data();
+    runs([&](uint64_t k0, uint64_t k1, uint64_t b0, int64_t row) {
+      for (uint64_t k = k0, b = b0; k < k1; ++k, ++b) {
+        openRow[b] = row;
+        acts[b] = t[k];
       }
-    }
+    });
   }
   counts.conflicts += open;
   counts.misses += count - open;
-  // window[k & 3] holds page k's time for the last four pages.
-  for (uint64_t k = count > 4 ? count - 4 : 0; k < count; ++k) {
-    m_recentActs[m_recentActNext] = window[k & 3];
-    m_recentActNext = (m_recentActNext + 1) & 3;
+  if (count >= 4) {
+    // The last four pages are the last four activations, oldest first (the next to be replaced).
+    std::copy_n(t + count - 4, 4, m_recentActs.begin());
+    m_recentActNext = 0;
+  } else {
+    for (uint64_t k = 0; k < count; ++k) {
+      m_recentActs[m_recentActNext] = t[k];
+      m_recentActNext = (m_recentActNext + 1) & 3;
+    }
   }
-  m_lastAct = window[(count - 1) & 3];
+  m_lastAct = t[count - 1];
   m_lastActGroup = groupOf(bankOf(firstPage + count - 1));
   return true;
 }

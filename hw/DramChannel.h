@@ -22,7 +22,10 @@
 // tRRD/tFAW recurrence gives from the last four activations, unless a page finds its row open or
 // its bank's own constraint (tRAS + tRP, refresh) is later. Those times have a closed form; when
 // every page's bank is checked and none of the exceptions holds, the closed form is the schedule
-// (equal up to floating-point rounding); otherwise the pages are scheduled one by one.
+// (equal up to floating-point rounding); otherwise the pages are scheduled one by one. A bank's
+// own constraint cannot bind once even the newest activation before the segment has precharged
+// by the first page's time (every open bank's activation is at or before it): then only pages
+// found open are looked for.
 // `setStreamShortcut(false)` always schedules one by one (tests compare the two).
 
 #include <algorithm>
@@ -178,6 +181,7 @@ class DramChannel {
   // and a controller's channels should stay in cache together).
   std::vector<int64_t> m_openRow;  ///< -1: closed
   std::vector<double> m_actAt;     ///< last ACT (for tRAS and tRCD)
+  std::vector<double> m_times;     ///< scratch of streamPages: its pages' activation times
   double m_banksReadyAt = 0.0;     ///< earliest ACT of any bank after the last refresh
   BanksKnown m_banks;              ///< all closed at the start
   /// phi[j]: the latest j-th activation after one at time 0 under tRRD (of different groups)
