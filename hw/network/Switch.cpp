@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "tlm/OpExtension.h"
 #include "tlm/Time.h"
@@ -17,6 +18,15 @@ namespace {
 sc_core::sc_time durationFloor(double seconds) {
   const double ticks = seconds / tlm::resolutionSeconds();
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::floor(ticks + 1e-6)));
+}
+
+/// The sender's (tx) and the receiver's (rx) link holds of one message of `bytes` routed as `r`.
+template <typename Route>
+std::pair<LinkDirection::Hold, LinkDirection::Hold> holdsOf(const Route& r, uint64_t bytes) {
+  return {
+      LinkDirection::hold(r.arrival, r.linkFree, r.upEnd, bytes, static_cast<uint64_t>(r.wire), r.packets, r.upSerial),
+      LinkDirection::hold(r.headAtOutput, r.outStart, r.outEnd, bytes, static_cast<uint64_t>(r.downWire), r.downPackets,
+                          r.downSerial)};
 }
 
 }  // namespace
@@ -120,9 +130,9 @@ Switch::Route Switch::plan(std::size_t input, const SwitchPort& out, uint64_t by
 void Switch::apply(const Route& r, std::size_t input, SwitchPort& out, const tlm::OpExtension& op) {
   SwitchPort& in = *m_inputs[input];
   if (m_config.flowControl == FlowControl::kCredit) m_creditReleaseAt[input] = r.creditRelease;
-  in.tx().occupy(r.arrival, r.linkFree, r.upEnd, op.bytes, static_cast<uint64_t>(r.wire), r.packets, r.upSerial);
-  out.rx().occupy(r.headAtOutput, r.outStart, r.outEnd, op.bytes, static_cast<uint64_t>(r.downWire), r.downPackets,
-                  r.downSerial);
+  const auto [up, down] = holdsOf(r, op.bytes);
+  in.tx().occupy(up);
+  out.rx().occupy(down);
   m_messages.add();
   m_bytes.add(static_cast<double>(op.bytes));
   m_packets.add(static_cast<double>(r.packets));
@@ -130,19 +140,14 @@ void Switch::apply(const Route& r, std::size_t input, SwitchPort& out, const tlm
   m_activity.emit(tlm::Activity::kSwitchBytes, r.downWire, op, r.outStart, r.outEnd);
   m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(r.downPackets), op, r.outStart, r.outEnd);
   m_activity.emit(tlm::Activity::kLinkBytes, r.downWire, op, r.outStart, r.outEnd, op.dstChip);  // switch -> receiver
-  m_outputQueueTime.add(tlm::seconds(r.outStart - r.headAtOutput));
-  m_creditStallTime.add(std::max(0.0, tlm::seconds(r.upEnd - r.linkFree) - r.upSerial));
+  m_outputQueueTime.add(down.queueS);  // the head's wait for the output port
+  m_creditStallTime.add(up.stallS);    // the sender's link held beyond its serialisation
 }
 
 void Switch::applyAlike(const Route& r, const std::vector<int>& chips, std::size_t shift, tlm::OpExtension& message) {
   const std::size_t n = chips.size();
   const bool credit = m_config.flowControl == FlowControl::kCredit;
-  const double queued = tlm::seconds(r.outStart - r.headAtOutput);
-  const double stalled = std::max(0.0, tlm::seconds(r.upEnd - r.linkFree) - r.upSerial);
-  const LinkDirection::Hold up = LinkDirection::hold(r.arrival, r.linkFree, r.upEnd, message.bytes,
-                                                     static_cast<uint64_t>(r.wire), r.packets, r.upSerial);
-  const LinkDirection::Hold down = LinkDirection::hold(r.headAtOutput, r.outStart, r.outEnd, message.bytes,
-                                                       static_cast<uint64_t>(r.downWire), r.downPackets, r.downSerial);
+  const auto [up, down] = holdsOf(r, message.bytes);
   // Each message's link events differ only in their chips: made once.
   const bool listening = m_activity.listening();
   tlm::ActivityEvent sent = m_activity.event(tlm::Activity::kLinkBytes, r.wire, message, r.start, r.upEnd);
@@ -161,8 +166,8 @@ void Switch::applyAlike(const Route& r, const std::vector<int>& chips, std::size
       m_activity.send(received);
     }
     // Summed one message at a time, as apply() sums them, so that the totals are the same bits.
-    m_outputQueueTime.add(queued);
-    m_creditStallTime.add(stalled);
+    m_outputQueueTime.add(down.queueS);
+    m_creditStallTime.add(up.stallS);
   }
   // Integer counts: n messages at once are exactly n times one.
   const auto count = static_cast<double>(n);
