@@ -28,7 +28,13 @@ const Schema<SramConfig>& SramConfig::schema() {
                     "aggregate bandwidth of all banks")
           .quantity("latency", &SramConfig::latencyS, dim::kTime, required(), nonNegative(), "access latency")
           .integer("staging_buffers", &SramConfig::stagingBuffers, optional("2"), between(2, 64),
-                   "buffers the capacity is split into; 2 = double buffering (one computes, one loads)");
+                   "buffers the capacity is split into; 2 = double buffering (one computes, one loads)")
+          .choice("load_issue", &SramConfig::loadIssue,
+                  {{"overlapped", LoadIssue::kOverlapped}, {"serial", LoadIssue::kSerial}}, optional("overlapped"),
+                  "how the load stream sends a tile's HBM requests: overlapped (a DMA engine: once a staging "
+                  "buffer is free, while earlier tiles' data is still in flight, so each HBM channel works through "
+                  "its queue) or serial (each request once the previous one's data is in: kernels one after "
+                  "another, as the GPU chips are calibrated)");
   return s;
 }
 

@@ -24,6 +24,12 @@ struct InterconnectConfig {
   static const config::Schema<InterconnectConfig>& schema();
 };
 
+/// How a chip's load stream issues the staging buffers' reads (SramConfig::loadIssue).
+enum class LoadIssue {
+  kOverlapped,  ///< a DMA engine: a tile's requests go out once a buffer is free, earlier tiles' still in flight
+  kSerial,      ///< each request once the previous one's data is in (kernels one after another)
+};
+
 /// On-chip SRAM used as the staging buffer between HBM and the tensor cores.
 struct SramConfig {
   double capacityBytes = 0.0;
@@ -32,6 +38,7 @@ struct SramConfig {
   double bandwidthBytesPerS = 0.0;  ///< aggregate over all banks
   double latencyS = 0.0;
   int stagingBuffers = 0;  ///< operand tiles in flight: one is computed on while the others load
+  LoadIssue loadIssue = LoadIssue::kOverlapped;
 
   /// Bytes of one staging buffer: the largest operand tile streamed from HBM in one piece.
   double bufferBytes() const { return capacityBytes / stagingBuffers; }

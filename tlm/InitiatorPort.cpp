@@ -1,5 +1,8 @@
 #include "tlm/InitiatorPort.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace scoville::tlm {
 
 InitiatorPort::InitiatorPort(const sc_core::sc_module_name& name, TimingMode mode, sc_core::sc_time quantum)
@@ -25,23 +28,38 @@ void InitiatorPort::transport(::tlm::tlm_generic_payload& payload) {
     if (m_quantumKeeper.need_sync()) m_quantumKeeper.sync();
     return;
   }
+  send(payload);
+  await(payload);
+}
 
+void InitiatorPort::respond(Response& response, const sc_core::sc_time& delay) {
+  response.at = sc_core::sc_time_stamp() + delay;
+  response.known = true;
+  m_responseKnown.notify(delay);
+}
+
+void InitiatorPort::send(::tlm::tlm_generic_payload& payload) {
+  if (m_mode == TimingMode::kLooselyTimed) {
+    sc_core::sc_time delay = m_quantumKeeper.get_local_time();
+    socket->b_transport(payload, delay);
+    m_responses[&payload] = Response{sc_core::sc_time_stamp() + delay, true};
+    return;
+  }
   while (m_requestPayload != nullptr) wait(m_endRequest);
-  sc_core::sc_event responded;
-  m_waitingForResponse[&payload] = &responded;
+  Response& response = m_responses[&payload];
+  response = Response{};
   m_requestPayload = &payload;
   ::tlm::tlm_phase phase = ::tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   m_checker.onPhase(payload, phase);
   const ::tlm::tlm_sync_enum status = socket->nb_transport_fw(payload, phase, delay);
-  bool responseIn = false;
   if (status == ::tlm::TLM_COMPLETED) {
     m_checker.onComplete(payload);
-    responseIn = true;
+    respond(response, delay);
   } else if (status == ::tlm::TLM_UPDATED) {
     m_checker.onPhase(payload, phase);
     if (phase == ::tlm::BEGIN_RESP) {
-      responseIn = true;
+      respond(response, delay);
       ::tlm::tlm_phase endResponse = ::tlm::END_RESP;
       sc_core::sc_time none = sc_core::SC_ZERO_TIME;
       m_checker.onPhase(payload, endResponse);
@@ -49,12 +67,17 @@ void InitiatorPort::transport(::tlm::tlm_generic_payload& payload) {
     }
   }
   if (status != ::tlm::TLM_ACCEPTED) endRequest(payload, delay);
-  if (responseIn) {
-    wait(delay);
-  } else {
-    wait(responded);
-  }
-  m_waitingForResponse.erase(&payload);
+}
+
+sc_core::sc_time InitiatorPort::await(const ::tlm::tlm_generic_payload& payload) {
+  const auto it = m_responses.find(&payload);
+  if (it == m_responses.end()) throw std::logic_error(std::string(name()) + ": await() of a payload not sent");
+  // Responses come in on the backward path (AT); the event may fire for another request's.
+  while (!it->second.known) wait(m_responseKnown);
+  const sc_core::sc_time at = it->second.at;
+  m_responses.erase(it);
+  if (at > sc_core::sc_time_stamp()) wait(at - sc_core::sc_time_stamp());
+  return at;
 }
 
 void InitiatorPort::endRequest(const ::tlm::tlm_generic_payload& payload, const sc_core::sc_time& delay) {
@@ -70,8 +93,8 @@ void InitiatorPort::endRequest(const ::tlm::tlm_generic_payload& payload, const 
   if (phase == ::tlm::END_REQ || phase == ::tlm::BEGIN_RESP) endRequest(payload, delay);
   if (phase == ::tlm::BEGIN_RESP) {
     m_checker.onComplete(payload);
-    auto it = m_waitingForResponse.find(&payload);
-    if (it != m_waitingForResponse.end()) it->second->notify(delay);
+    auto it = m_responses.find(&payload);
+    if (it != m_responses.end()) respond(it->second, delay);
     return ::tlm::TLM_COMPLETED;
   }
   return ::tlm::TLM_ACCEPTED;

@@ -9,6 +9,11 @@
 //     applies backpressure, then for BEGIN_RESP, which is answered with TLM_COMPLETED. Several
 //     threads may share one port; requests are serialised until END_REQ (request exclusion).
 // Every phase passes a ProtocolChecker.
+//
+// send(payload) + await(payload) split transport() for an initiator with several requests in
+// flight (a DMA engine): send() issues the request and returns without waiting for the response
+// (LT: the target runs at the current local time, which does not advance; AT: BEGIN_REQ, after
+// END_REQ of the previous request); await(), from any thread, blocks until that response is in.
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
@@ -31,6 +36,12 @@ class InitiatorPort : public sc_core::sc_module {
 
   /// Sends `payload` and returns once its response is in (local time included in LT).
   void transport(::tlm::tlm_generic_payload& payload);
+  /// Issues `payload` and returns without waiting for its response; await() it before releasing
+  /// or reusing the payload.
+  void send(::tlm::tlm_generic_payload& payload);
+  /// Blocks the calling thread until the response to `payload` (issued by send()) is in; returns
+  /// the time it came in.
+  sc_core::sc_time await(const ::tlm::tlm_generic_payload& payload);
   /// LT: yields until local time has caught up (no-op in AT).
   void sync();
   /// Current time including the LT local offset.
@@ -46,9 +57,17 @@ class InitiatorPort : public sc_core::sc_module {
   ProtocolChecker m_checker;
   void endRequest(const ::tlm::tlm_generic_payload& payload, const sc_core::sc_time& delay);
 
+  /// A sent request's response: when it comes (or came) in, once known.
+  struct Response {
+    sc_core::sc_time at;
+    bool known = false;
+  };
+  void respond(Response& response, const sc_core::sc_time& delay);
+
   const ::tlm::tlm_generic_payload* m_requestPayload = nullptr;  // awaiting END_REQ
   sc_core::sc_event m_endRequest;
-  std::map<const ::tlm::tlm_generic_payload*, sc_core::sc_event*> m_waitingForResponse;
+  std::map<const ::tlm::tlm_generic_payload*, Response> m_responses;  // sent, not yet awaited
+  sc_core::sc_event m_responseKnown;                                  // some Response became known (AT)
 };
 
 }  // namespace scoville::tlm

@@ -192,7 +192,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
       hw::Chip& chip = platform.chip(r->chips[static_cast<std::size_t>(c)]);
       r->drivers.push_back(
           std::make_unique<StepDriver>(fmt::format("driver{}", r->chips[static_cast<std::size_t>(c)]).c_str(),
-                                       chip.config().sram.stagingBuffers, mode));
+                                       chip.config().sram, mode));
       r->drivers.back()->loadPort.socket.bind(chip.socket());
       r->drivers.back()->computePort.socket.bind(chip.socket());
       r->drivers.back()->setStack(m_scenario.stack ? &*m_scenario.stack : nullptr);

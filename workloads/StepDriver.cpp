@@ -7,19 +7,20 @@
 
 namespace scoville::workload {
 
-StepDriver::StepDriver(const sc_core::sc_module_name& name, int stagingBuffers, tlm::TimingMode mode)
+StepDriver::StepDriver(const sc_core::sc_module_name& name, const hw::SramConfig& sram, tlm::TimingMode mode)
     : sc_core::sc_module(name),
       loadPort("load", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
       computePort("compute", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
-      m_ready("ready", stagingBuffers + kReadyQueueSlack),
-      m_freeBuffers("free_buffers", stagingBuffers) {
+      m_freeBuffers("free_buffers", sram.stagingBuffers),
+      m_loadIssue(sram.loadIssue) {
   SC_HAS_PROCESS(StepDriver);
   SC_THREAD(loadStream);
   SC_THREAD(computeStream);
 }
 
-StepDriver::StepDriver(const sc_core::sc_module_name& name, StepPlan plan, int stagingBuffers, tlm::TimingMode mode)
-    : StepDriver(name, stagingBuffers, mode) {
+StepDriver::StepDriver(const sc_core::sc_module_name& name, StepPlan plan, const hw::SramConfig& sram,
+                       tlm::TimingMode mode)
+    : StepDriver(name, sram, mode) {
   m_plan = std::make_shared<const StepPlan>(std::move(plan));
   m_timings.assign(m_plan->ops.size(), OpTiming{});
   m_running = true;
@@ -35,15 +36,16 @@ void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* le
   m_timings.assign(m_plan->ops.size(), OpTiming{});
   m_leader = leader;
   m_opsComputed = 0;
+  m_opsSent = 0;
+  m_rawLoadEnd = m_stretchedLoadEnd = sc_core::SC_ZERO_TIME;
   m_running = true;
   m_loadPending = leader == nullptr;  // a mirror loads nothing
   m_posted.notify(sc_core::SC_ZERO_TIME);
 }
 
-bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
-                       const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps) {
-  tlm::PayloadRef payload(m_pool);
-  tlm::OpExtension& op = payload.op();
+void StepDriver::prepare(::tlm::tlm_generic_payload& payload, tlm::OpKind kind, uint64_t address, uint64_t bytes,
+                         const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps) const {
+  tlm::OpExtension& op = tlm::opOf(payload);
   op.kind = kind;
   op.bytes = bytes;
   op.precision = m_plan->computePrecision;
@@ -52,19 +54,37 @@ bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t addr
   op.layer = planned.layer;
   if (gemm != nullptr) op.shape = *gemm;
   op.elementOps = elementOps;
-  payload->set_address(address);
-  payload->set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
-                       : kind == tlm::OpKind::kGemm                                  ? ::tlm::TLM_IGNORE_COMMAND
-                                                                                     : ::tlm::TLM_READ_COMMAND);
-  port.transport(*payload);
-  if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE && m_error.empty()) {
-    m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", planned.layer, tlm::opKindName(kind),
-                          address, bytes, payload->get_response_string());
-    return false;
-  }
-  return true;
+  payload.set_address(address);
+  payload.set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
+                      : kind == tlm::OpKind::kGemm                                  ? ::tlm::TLM_IGNORE_COMMAND
+                                                                                    : ::tlm::TLM_READ_COMMAND);
 }
 
+bool StepDriver::checkResponse(const ::tlm::tlm_generic_payload& payload, const PlannedOp& planned) {
+  if (payload.get_response_status() == ::tlm::TLM_OK_RESPONSE) return true;
+  if (m_error.empty()) {
+    const tlm::OpExtension& op = *payload.get_extension<tlm::OpExtension>();
+    m_error = fmt::format("layer {}: {} at address {:#x} ({} bytes) failed: {}", planned.layer,
+                          tlm::opKindName(op.kind), payload.get_address(), op.bytes, payload.get_response_string());
+  }
+  return false;
+}
+
+bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
+                       const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps) {
+  tlm::PayloadRef payload(m_pool);
+  prepare(*payload, kind, address, bytes, gemm, planned, elementOps);
+  port.transport(*payload);
+  return checkResponse(*payload, planned);
+}
+
+// The load stream takes a free staging buffer for each tile and sends the tile's local HBM
+// requests (reads, KV appends). load_issue overlapped: a DMA engine, it sends them all without
+// waiting for their data and goes on to the next tile; the compute stream awaits a tile's
+// responses before computing it. So at most `stagingBuffers` tiles' requests are in flight, and a
+// channel held up (by a refresh, a row conflict) delays only its own share, not the next tile's
+// requests on the other channels. load_issue serial: each request waits for the previous one's
+// data. Off-chip KV (through the KvFetcher) is fetched in line: the stream waits for it.
 // Both streams synchronise their loosely-timed local time before touching the shared buffers,
 // so the other stream sees the right time.
 void StepDriver::loadStream() {
@@ -76,9 +96,18 @@ void StepDriver::loadStream() {
       loadPort.sync();
       if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
       m_timings[i].loadStart = sc_core::sc_time_stamp();
+      m_timings[i].loadEnd = m_timings[i].loadStart;
+      const bool serial = m_loadIssue == hw::LoadIssue::kSerial;
       for (const MemoryAccess& access : op.accesses) {
-        if (access.tier == hw::KvTier::kLocalHbm) {
+        if (access.tier == hw::KvTier::kLocalHbm && serial) {
           if (!issue(loadPort, access.kind, access.address, access.bytes, nullptr, op)) break;
+          continue;
+        }
+        if (access.tier == hw::KvTier::kLocalHbm) {
+          ::tlm::tlm_generic_payload& payload = m_pool.allocate();
+          prepare(payload, access.kind, access.address, access.bytes, nullptr, op);
+          loadPort.send(payload);
+          m_inFlight.push_back(InFlight{i, &payload});
           continue;
         }
         if (m_fetcher == nullptr) {
@@ -91,16 +120,58 @@ void StepDriver::loadStream() {
           m_error = m_fetcher->error();
           break;
         }
+        m_timings[i].loadEnd = sc_core::sc_time_stamp();
       }
-      loadPort.sync();
-      if (m_stack != nullptr && m_stack->memoryEfficiency < 1.0 && !op.accesses.empty()) {
-        sc_core::wait((sc_core::sc_time_stamp() - m_timings[i].loadStart) * (1.0 / m_stack->memoryEfficiency - 1.0));
+      if (serial && m_error.empty()) {
+        loadPort.sync();
+        if (m_stack != nullptr && m_stack->memoryEfficiency < 1.0 && !op.accesses.empty()) {
+          // The stack reaches only part of the memory system: the tile's data comes in that much later.
+          sc_core::wait((sc_core::sc_time_stamp() - m_timings[i].loadStart) * (1.0 / m_stack->memoryEfficiency - 1.0));
+        }
+        m_timings[i].loadEnd = sc_core::sc_time_stamp();
       }
-      m_timings[i].loadEnd = sc_core::sc_time_stamp();
-      m_ready.write(i);
+      m_opsSent = i + 1;
+      m_opSent.notify(sc_core::SC_ZERO_TIME);
     }
-    if (!m_error.empty()) return;
+    if (!m_error.empty()) {
+      m_opSent.notify();  // the compute stream stops at the error
+      return;
+    }
   }
+}
+
+bool StepDriver::awaitResponses(std::size_t i) {
+  OpTiming& timing = m_timings[i];
+  bool ok = true;
+  while (!m_inFlight.empty() && m_inFlight.front().op == i) {
+    ::tlm::tlm_generic_payload& payload = *m_inFlight.front().payload;
+    m_inFlight.pop_front();
+    timing.loadEnd = std::max(timing.loadEnd, loadPort.await(payload));
+    ok = checkResponse(payload, m_plan->ops[i]) && ok;
+    payload.release();
+  }
+  return ok;
+}
+
+bool StepDriver::awaitLoad(std::size_t i) {
+  while (m_opsSent <= i && m_error.empty()) sc_core::wait(m_opSent);
+  if (!m_error.empty() || !awaitResponses(i)) return false;
+  OpTiming& timing = m_timings[i];
+  if (m_loadIssue == hw::LoadIssue::kOverlapped && m_stack != nullptr && m_stack->memoryEfficiency < 1.0 &&
+      !m_plan->ops[i].accesses.empty()) {
+    // The software stack moves each tile's bytes 1 / efficiency times as slowly as the memory
+    // system: the tile's own service time (from its start or the previous tile's data, whichever
+    // is later, to its data) is stretched, and the stretched tiles follow one another. With
+    // tiles loaded one at a time this is loadStart + (loadEnd - loadStart) / efficiency.
+    const sc_core::sc_time raw = timing.loadEnd;
+    const sc_core::sc_time own = raw - std::max(timing.loadStart, std::min(raw, m_rawLoadEnd));
+    timing.loadEnd =
+        std::max(raw, std::max(timing.loadStart, m_stretchedLoadEnd) + own * (1.0 / m_stack->memoryEfficiency));
+    m_rawLoadEnd = raw;
+    m_stretchedLoadEnd = timing.loadEnd;
+  }
+  if (timing.loadEnd > sc_core::sc_time_stamp()) sc_core::wait(timing.loadEnd - sc_core::sc_time_stamp());
+  return true;
 }
 
 void StepDriver::computeStream() {
@@ -157,8 +228,8 @@ bool StepDriver::runStep() {
       }
       sc_core::wait(led.computeEnd - sc_core::sc_time_stamp());
       for (; mirrored <= i; ++mirrored) m_timings[mirrored] = m_leader->m_timings[mirrored];
-    } else {
-      m_ready.read(i);
+    } else if (!awaitLoad(i)) {
+      return false;
     }
     if (!m_error.empty()) return false;
     const PlannedOp& op = m_plan->ops[i];

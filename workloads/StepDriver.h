@@ -7,21 +7,24 @@
 // pipeline parallelism it waits for the previous stage's activations before its first op and
 // sends its own to the next stage after its last (see PipelineLink).
 //
-// Two SC_THREADs model the chip's two streams: the load stream issues each tile's memory
-// transactions in order (those of KV blocks placed off the chip through its KvFetcher); the
-// compute stream runs each tile's GEMMs, then its vector work (norms, softmax, activation), once
-// its data has arrived.
+// Two SC_THREADs model the chip's two streams. The load stream is a DMA engine: it sends each
+// tile's memory transactions in order without waiting for their data (those of KV blocks placed
+// off the chip go through its KvFetcher, and it waits for them); the compute stream awaits a
+// tile's responses, then runs its GEMMs and its vector work (norms, softmax, activation).
 // They share the chip's SRAM staging buffers: the load stream takes a free buffer before it
-// loads a tile, the compute stream frees it when the tile's GEMMs are done (with two buffers,
-// tile i+1 loads while tile i computes). The step time thus emerges from the memory controller
-// and tensor core timing and their overlap, never from arithmetic here.
+// sends a tile's requests, the compute stream frees it when the tile's GEMMs are done (with two
+// buffers, tile i+1's data streams in while tile i computes, and its requests queue on each HBM
+// channel behind tile i's). The step time thus emerges from the memory controller and tensor
+// core timing and their overlap, never from arithmetic here.
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <systemc>
 #include <tlm>
 #include <vector>
 
+#include "hw/ChipConfig.h"
 #include "tlm/InitiatorPort.h"
 #include "tlm/PayloadPool.h"
 #include "tlm/TimingMode.h"
@@ -36,8 +39,6 @@ class KvFetcher;
 
 class StepDriver : public sc_core::sc_module {
  public:
-  /// Loaded tiles may queue beyond the staging buffers: tiles without operands hold none.
-  static constexpr int kReadyQueueSlack = 16;
   /// Loosely-timed quantum of each stream.
   static constexpr double kQuantumS = 1e-6;
 
@@ -50,10 +51,11 @@ class StepDriver : public sc_core::sc_module {
     sc_core::sc_time collectiveEnd;  ///< end of the collective and pipeline send after the op (or computeEnd)
   };
 
-  /// stagingBuffers: SRAM buffers shared by the two streams (chip.sram.staging_buffers). The
-  /// driver runs `plan` from time zero; without a plan it waits for post().
-  StepDriver(const sc_core::sc_module_name& name, StepPlan plan, int stagingBuffers, tlm::TimingMode mode);
-  StepDriver(const sc_core::sc_module_name& name, int stagingBuffers, tlm::TimingMode mode);
+  /// sram: the chip's staging buffers, shared by the two streams (chip.sram.staging_buffers), and
+  /// how the load stream issues their requests (load_issue). The driver runs `plan` from time
+  /// zero; without a plan it waits for post().
+  StepDriver(const sc_core::sc_module_name& name, StepPlan plan, const hw::SramConfig& sram, tlm::TimingMode mode);
+  StepDriver(const sc_core::sc_module_name& name, const hw::SramConfig& sram, tlm::TimingMode mode);
   StepDriver(const StepDriver&) = delete;
   StepDriver& operator=(const StepDriver&) = delete;
 
@@ -120,13 +122,33 @@ class StepDriver : public sc_core::sc_module {
   bool runStep();
   /// Runs what follows op i's compute: its collective and its pipeline send.
   bool runAfter(const PlannedOp& op, std::size_t i);
+  /// Sends a transaction and waits for its response; false (error() set) on an error response.
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
              const PlannedOp& planned, double elementOps = 0.0);
+  void prepare(::tlm::tlm_generic_payload& payload, tlm::OpKind kind, uint64_t address, uint64_t bytes,
+               const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps = 0.0) const;
+  /// True for an OK response; otherwise sets error() (the first error wins).
+  bool checkResponse(const ::tlm::tlm_generic_payload& payload, const PlannedOp& planned);
+  /// Compute stream: waits until op i's requests are sent and their data is in (loadEnd).
+  bool awaitLoad(std::size_t i);
+  /// Awaits op i's requests still in flight, raising its loadEnd to their responses.
+  bool awaitResponses(std::size_t i);
 
   std::shared_ptr<const StepPlan> m_plan = std::make_shared<const StepPlan>();
   std::vector<OpTiming> m_timings;
-  sc_core::sc_fifo<std::size_t> m_ready;  // tiles loaded, in order
-  sc_core::sc_semaphore m_freeBuffers;    // staging buffers not holding a tile
+  /// A request the load stream sent for op `op`, whose response the compute stream awaits.
+  struct InFlight {
+    std::size_t op;
+    ::tlm::tlm_generic_payload* payload;
+  };
+  std::deque<InFlight> m_inFlight;  // in op order
+  std::size_t m_opsSent = 0;        // ops of the current step whose requests are all sent
+  sc_core::sc_event m_opSent;
+  /// Software stack below full memory efficiency: the last loaded tile's data as the memory
+  /// system delivered it, and as the stack sees it (stretched).
+  sc_core::sc_time m_rawLoadEnd, m_stretchedLoadEnd;
+  sc_core::sc_semaphore m_freeBuffers;  // staging buffers not holding a tile
+  const hw::LoadIssue m_loadIssue;
   tlm::PayloadPool m_pool;
   const StepDriver* m_leader = nullptr;  // the driver this step mirrors, if any
   std::size_t m_opsComputed = 0;         // ops of the current step whose compute has ended

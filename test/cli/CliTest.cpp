@@ -139,6 +139,14 @@ TEST_F(CliTest, LockstepGroupsMustDivideTheChannels) {
       {file + ":" + std::to_string(line), "platform.chip_types[0].hbm", "lockstep_channels must divide channels"});
 }
 
+TEST_F(CliTest, LoadIssueIsOverlappedOrSerial) {
+  int line = 0;
+  const std::string file = platformVariant("load_issue: overlapped", "load_issue: pipelined", &line);
+  expectConfigError(
+      {"--platform", file}, "out-of-range",
+      {file + ":" + std::to_string(line), "platform.chip_types[0].sram.load_issue", "overlapped, serial"});
+}
+
 // RTL co-simulation (docs/cosim.md) only runs where the Verilated block fits the tensor core.
 TEST_F(CliTest, RtlCosimNeedsTheVerilatedGeometry) {
   int line = 0;

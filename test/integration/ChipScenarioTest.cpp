@@ -1,5 +1,6 @@
 // Whole-chip scenarios: tensor core timing through the interconnect, and the decode step of the
 // walking skeleton checked against its roofline.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <map>
 #include <set>
@@ -13,6 +14,7 @@
 #include "tlm/ActivityBus.h"
 #include "tlm/ProtocolChecker.h"
 #include "workloads/PlatformDecode.h"
+#include "workloads/SoftwareStack.h"
 #include "workloads/StepDriver.h"
 
 namespace scoville {
@@ -92,7 +94,7 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
   const double vectorOps = plan.vectorOps;
   platform::Platform platform("platform", config);
   platform.chip(0).activityBus().subscribe(totals);
-  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers,
+  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram,
                               tlm::TimingMode::kApproximatelyTimed);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
@@ -134,6 +136,82 @@ TEST(ChipScenario, UnsupportedPrecisionGetsACommandError) {
   EXPECT_EQ(gen.completions().at(0).status, ::tlm::TLM_COMMAND_ERROR_RESPONSE);
 }
 
+// A DMA engine's requests through InitiatorPort::send(): all in flight together, each response
+// awaited on its own.
+class Burst : public sc_core::sc_module {
+ public:
+  tlm::InitiatorPort port;
+  std::vector<sc_core::sc_time> responses;
+  std::vector<::tlm::tlm_response_status> statuses;
+
+  Burst(const sc_core::sc_module_name& name, std::vector<test::TrafficGenerator::Request> requests,
+        tlm::TimingMode mode)
+      : sc_core::sc_module(name),
+        port("port", mode, sc_core::sc_time(1, sc_core::SC_US)),
+        m_requests(std::move(requests)) {
+    SC_HAS_PROCESS(Burst);
+    SC_THREAD(run);
+  }
+
+ private:
+  void run() {
+    std::vector<::tlm::tlm_generic_payload*> sent;
+    for (const auto& request : m_requests) {
+      ::tlm::tlm_generic_payload& payload = m_pool.allocate();
+      tlm::opOf(payload) = request.op;
+      payload.set_address(request.address);
+      payload.set_command(::tlm::TLM_READ_COMMAND);
+      port.send(payload);
+      sent.push_back(&payload);
+    }
+    EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME) << "send() waits for no response";
+    for (::tlm::tlm_generic_payload* payload : sent) {
+      responses.push_back(port.await(*payload));
+      EXPECT_EQ(responses.back(), sc_core::sc_time_stamp()) << "await() returns when the response is in";
+      statuses.push_back(payload->get_response_status());
+      payload->release();
+    }
+  }
+
+  std::vector<test::TrafficGenerator::Request> m_requests;
+  tlm::PayloadPool m_pool;
+};
+
+TEST(ChipScenario, SentRequestsAreInFlightTogetherInBothModes) {
+  test::claimElaboration();
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  std::vector<test::TrafficGenerator::Request> reads;
+  for (uint64_t i = 0; i < 4; ++i) reads.push_back(test::memoryRequest(tlm::OpKind::kRead, i << 24, 1 << 20));
+  hw::Chip ltChip("lt_chip", config.chipConfig(0));
+  hw::Chip atChip("at_chip", config.chipConfig(0));
+  hw::Chip seqChip("seq_chip", config.chipConfig(0));
+  Burst lt("lt", reads, tlm::TimingMode::kLooselyTimed);
+  Burst at("at", reads, tlm::TimingMode::kApproximatelyTimed);
+  test::TrafficGenerator seq("seq", reads);  // one after another
+  lt.port.socket.bind(ltChip.socket());
+  at.port.socket.bind(atChip.socket());
+  seq.bind(seqChip.socket());
+  sc_core::sc_start();
+  ASSERT_EQ(lt.responses.size(), reads.size());
+  ASSERT_EQ(at.responses.size(), reads.size());
+  ASSERT_EQ(seq.completions().size(), reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    EXPECT_EQ(lt.statuses[i], ::tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(at.statuses[i], ::tlm::TLM_OK_RESPONSE);
+    EXPECT_NEAR(at.responses[i] / lt.responses[i], 1.0, 0.05) << i;
+    if (i > 0) {
+      EXPECT_GT(lt.responses[i], lt.responses[i - 1]) << "each channel serves them in order";
+    }
+  }
+  // The first is alone on the channels; the others queue behind it there, so the controller
+  // latency and each request's first activations are hidden behind the data before them.
+  EXPECT_EQ(lt.responses[0], seq.completions()[0].end);
+  EXPECT_LT(lt.responses.back(), seq.lastEnd());
+  const double bytes = static_cast<double>(reads.size() << 20);
+  EXPECT_GE(lt.responses.back().to_seconds(), bytes / config.chipConfig(0).hbm.bandwidthBytesPerS) << "roofline";
+  EXPECT_EQ(tlm::ProtocolChecker::violations(), 0u);
+}
+
 // Physics first: a decode step can never beat its roofline (bytes / bandwidth, FLOPs / peak).
 // Returns the step time.
 double decodeStep(int batch, int context, double maxOverBound, tlm::TimingMode mode) {
@@ -142,7 +220,7 @@ double decodeStep(int batch, int context, double maxOverBound, tlm::TimingMode m
       workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chipConfig(0));
   const double bound = std::max(plan.memoryBoundS(config.chipConfig(0)), plan.computeBoundS(config.chipConfig(0)));
   platform::Platform platform("platform", config);
-  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram.stagingBuffers, mode);
+  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram, mode);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();
@@ -151,7 +229,24 @@ double decodeStep(int batch, int context, double maxOverBound, tlm::TimingMode m
   EXPECT_GE(step, bound);
   EXPECT_LE(step, maxOverBound * bound);
   // Every compute of a tile starts after its operands arrived.
-  for (const auto& t : driver.timings()) EXPECT_GE(t.computeStart, t.loadEnd);
+  const auto& timings = driver.timings();
+  for (const auto& t : timings) EXPECT_GE(t.computeStart, t.loadEnd);
+  // The load stream is a DMA engine: a tile's requests go out once a staging buffer is free
+  // (the tile `buffers` before it has computed), not once the previous tile's data is in.
+  const int buffers = config.chipConfig(0).sram.stagingBuffers;
+  std::vector<std::size_t> loading;  // tiles that take a buffer
+  for (std::size_t i = 0; i < timings.size(); ++i) {
+    if (!driver.plan().ops[i].accesses.empty()) loading.push_back(i);
+  }
+  int overlapping = 0;
+  for (std::size_t k = 1; k < loading.size(); ++k) {
+    const auto& t = timings[loading[k]];
+    if (k >= static_cast<std::size_t>(buffers)) {
+      EXPECT_GE(t.loadStart, timings[loading[k - buffers]].computeEnd) << k;
+    }
+    if (t.loadStart < timings[loading[k - 1]].loadEnd) ++overlapping;
+  }
+  EXPECT_GT(overlapping, 0) << "no tile's requests were in flight with the previous tile's";
   return step;
 }
 
@@ -164,6 +259,39 @@ TEST(ChipScenario, DecodeStepAtBatchOneIsBoundByWeightStreaming) {
 TEST(ChipScenario, DecodeStepAtBatch64StaysAboveItsRoofline) {
   test::claimElaboration();
   decodeStep(64, 2048, 1.5, tlm::TimingMode::kLooselyTimed);
+}
+
+// A software stack at half the memory efficiency takes twice as long to move a memory-bound
+// step's bytes in either load_issue mode (overlapped: a little more, since each tile's first
+// accesses are no longer hidden behind the previous tile's data).
+TEST(ChipScenario, AStackAtHalfMemoryEfficiencyDoublesAMemoryBoundStepInBothLoadIssueModes) {
+  test::claimElaboration();
+  platform::PlatformConfig config = shippedPlatform("jalapeno");
+  workload::SoftwareStackConfig half;
+  half.memoryEfficiency = 0.5;
+  std::vector<std::unique_ptr<platform::Platform>> platforms;
+  std::vector<std::unique_ptr<workload::StepDriver>> drivers;
+  for (const hw::LoadIssue issue : {hw::LoadIssue::kOverlapped, hw::LoadIssue::kSerial}) {
+    config.chipTypes[0].sram.loadIssue = issue;
+    for (const bool stack : {false, true}) {
+      const auto n = drivers.size();
+      platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
+      drivers.push_back(std::make_unique<workload::StepDriver>(
+          fmt::format("driver{}", n).c_str(),
+          workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(1, 2048), config.chipConfig(0)),
+          config.chipConfig(0).sram, tlm::TimingMode::kLooselyTimed));
+      drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
+      drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
+      if (stack) drivers.back()->setStack(&half);
+    }
+  }
+  sc_core::sc_start();
+  for (const auto& d : drivers) ASSERT_TRUE(d->finished()) << d->error();
+  const auto step = [&](std::size_t i) { return drivers[i]->stepTime().to_seconds(); };
+  EXPECT_LT(step(0), step(2)) << "overlapped loads are faster than serial ones";
+  EXPECT_GT(step(1) / step(0), 1.95);
+  EXPECT_LT(step(1) / step(0), 2.25);
+  EXPECT_NEAR(step(3) / step(2), 2.0, 0.05);
 }
 
 // The multi-module AT run with the base-protocol checker on every initiator and target socket.
