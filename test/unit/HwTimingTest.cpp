@@ -253,63 +253,66 @@ TEST(DramChannelTiming, StreamShortcutGivesTheExactSchedule) {
   }
 }
 
-// A lockstep group of eight channels times a stream spread evenly over its channels as they do:
+// A lockstep group of eight (sixteen) channels times a stream spread evenly over its channels as they do:
 // the same pages open at the same times and the data moves as fast. Without refresh the end of
 // every request, the bus time and the command counts are those of the channels timed one by one;
 // with refresh (the group refreshes together, channels are staggered) the span stays within 1%.
 TEST(DramLockstep, GroupsTimeEvenStreamsAsTheirChannels) {
-  for (const bool refresh : {false, true}) {
-    MemoryControllerConfig each = hbm(32, 256);
-    if (!refresh) each.timing.tREFI = 10.0;  // no refresh within the test
-    MemoryControllerConfig lockstep = each;
-    lockstep.lockstepChannels = 8;
-    const MemoryControllerConfig grouped = lockstep.lockstepGroups();
-    ASSERT_EQ(grouped.channels, 4);
-    std::vector<DramChannel> channels;
-    std::vector<DramChannel> groups;
-    for (int c = 0; c < each.channels; ++c) channels.emplace_back(each, c);
-    for (int c = 0; c < grouped.channels; ++c) groups.emplace_back(grouped, c);
-    DramCommandCounts a;
-    DramCommandCounts b;
-    double busA = 0.0;
-    double busB = 0.0;
-    double arrival = 0.0;
-    double endA = 0.0;
-    double endB = 0.0;
-    uint64_t address = 0;
-    for (int r = 0; r < 300; ++r) {
-      // Whole rounds of the interleave over the 32 channels: 8 KiB to 1.8 MiB, back to back or
-      // after an idle gap; every fifth request elsewhere (a new stream).
-      const uint64_t bytes = 32 * 256 * (1 + static_cast<uint64_t>(r * 37 % 224));
-      if (r % 5 == 0) address += 64 * 1024 * 1024;
-      const DramRequestService x = serveRequest(channels, 256, address, bytes, r % 4 == 0, arrival, a);
-      const DramRequestService y = serveRequest(groups, 256 * 8, address, bytes, r % 4 == 0, arrival, b);
-      if (!refresh) {
-        ASSERT_NEAR(y.end, x.end, 1e-12 * x.end) << "request " << r;
-        ASSERT_NEAR(y.busTime, x.busTime, 1e-9 * x.busTime) << "request " << r;
+  for (const int n : {8, 16})
+    for (const bool refresh : {false, true}) {
+      SCOPED_TRACE(testing::Message() << n << " channels per group, refresh " << refresh);
+      MemoryControllerConfig each = hbm(32, 256);
+      if (!refresh) each.timing.tREFI = 10.0;  // no refresh within the test
+      MemoryControllerConfig lockstep = each;
+      lockstep.lockstepChannels = n;
+      const MemoryControllerConfig grouped = lockstep.lockstepGroups();
+      ASSERT_EQ(grouped.channels, 32 / n);
+      std::vector<DramChannel> channels;
+      std::vector<DramChannel> groups;
+      for (int c = 0; c < each.channels; ++c) channels.emplace_back(each, c);
+      for (int c = 0; c < grouped.channels; ++c) groups.emplace_back(grouped, c);
+      DramCommandCounts a;
+      DramCommandCounts b;
+      double busA = 0.0;
+      double busB = 0.0;
+      double arrival = 0.0;
+      double endA = 0.0;
+      double endB = 0.0;
+      uint64_t address = 0;
+      for (int r = 0; r < 300; ++r) {
+        // Whole rounds of the interleave over the 32 channels: 8 KiB to 1.8 MiB, back to back or
+        // after an idle gap; every fifth request elsewhere (a new stream).
+        const uint64_t bytes = 32 * 256 * (1 + static_cast<uint64_t>(r * 37 % 224));
+        if (r % 5 == 0) address += 64 * 1024 * 1024;
+        const DramRequestService x = serveRequest(channels, 256, address, bytes, r % 4 == 0, arrival, a);
+        const DramRequestService y =
+            serveRequest(groups, 256 * static_cast<uint64_t>(n), address, bytes, r % 4 == 0, arrival, b);
+        if (!refresh) {
+          ASSERT_NEAR(y.end, x.end, 1e-12 * x.end) << "request " << r;
+          ASSERT_NEAR(y.busTime, x.busTime, 1e-9 * x.busTime) << "request " << r;
+        }
+        busA += x.busTime;
+        busB += y.busTime;
+        endA = std::max(endA, x.end);
+        endB = std::max(endB, y.end);
+        address += bytes;
+        arrival = r % 3 == 0 ? x.end + 1e-6 : arrival;
       }
-      busA += x.busTime;
-      busB += y.busTime;
-      endA = std::max(endA, x.end);
-      endB = std::max(endB, y.end);
-      address += bytes;
-      arrival = r % 3 == 0 ? x.end + 1e-6 : arrival;
+      EXPECT_NEAR(busB, busA, 1e-9 * busA);
+      EXPECT_NEAR(endB, endA, (refresh ? 0.01 : 1e-12) * endA);
+      EXPECT_EQ(b.readBursts, a.readBursts);
+      EXPECT_EQ(b.writeBursts, a.writeBursts);
+      EXPECT_GT(a.activates, 0);
+      if (!refresh) {
+        EXPECT_EQ(b.activates, a.activates);
+        EXPECT_EQ(b.precharges, a.precharges);
+        EXPECT_EQ(b.rowHits, a.rowHits);
+        EXPECT_EQ(b.turnarounds, a.turnarounds);
+      } else {
+        EXPECT_NEAR(b.refreshes, a.refreshes, 0.05 * a.refreshes);
+        EXPECT_NEAR(b.activates, a.activates, 0.02 * a.activates);
+      }
     }
-    EXPECT_NEAR(busB, busA, 1e-9 * busA);
-    EXPECT_NEAR(endB, endA, (refresh ? 0.01 : 1e-12) * endA);
-    EXPECT_EQ(b.readBursts, a.readBursts);
-    EXPECT_EQ(b.writeBursts, a.writeBursts);
-    EXPECT_GT(a.activates, 0);
-    if (!refresh) {
-      EXPECT_EQ(b.activates, a.activates);
-      EXPECT_EQ(b.precharges, a.precharges);
-      EXPECT_EQ(b.rowHits, a.rowHits);
-      EXPECT_EQ(b.turnarounds, a.turnarounds);
-    } else {
-      EXPECT_NEAR(b.refreshes, a.refreshes, 0.05 * a.refreshes);
-      EXPECT_NEAR(b.activates, a.activates, 0.02 * a.activates);
-    }
-  }
 }
 
 // The coarser side of a group: a 64-byte read touches one channel, but a group activates (and
