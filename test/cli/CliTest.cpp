@@ -133,7 +133,7 @@ TEST_F(CliTest, DuplicateKey) {
 
 TEST_F(CliTest, LockstepGroupsMustDivideTheChannels) {
   int line = 0;
-  const std::string file = platformVariant("lockstep_channels: 16", "lockstep_channels: 7", &line);
+  const std::string file = platformVariant("lockstep_channels: 32", "lockstep_channels: 7", &line);
   expectConfigError(
       {"--platform", file}, "invalid-config",
       {file + ":" + std::to_string(line), "platform.chip_types[0].hbm", "lockstep_channels must divide channels"});

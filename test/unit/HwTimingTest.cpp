@@ -253,12 +253,12 @@ TEST(DramChannelTiming, StreamShortcutGivesTheExactSchedule) {
   }
 }
 
-// A lockstep group of eight (sixteen) channels times a stream spread evenly over its channels as they do:
+// A lockstep group of 8, 16 or 32 channels times a stream spread evenly over its channels as they do:
 // the same pages open at the same times and the data moves as fast. Without refresh the end of
 // every request, the bus time and the command counts are those of the channels timed one by one;
 // with refresh (the group refreshes together, channels are staggered) the span stays within 1%.
 TEST(DramLockstep, GroupsTimeEvenStreamsAsTheirChannels) {
-  for (const int n : {8, 16})
+  for (const int n : {8, 16, 32})
     for (const bool refresh : {false, true}) {
       SCOPED_TRACE(testing::Message() << n << " channels per group, refresh " << refresh);
       MemoryControllerConfig each = hbm(32, 256);
