@@ -82,9 +82,12 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   /// kSend of a mirrored collective group (workload::CollectiveGroup): not null, the message
   /// stands for one from every chip of the list, in list order, to the chip `rotationShift`
   /// places after it in the list (srcChip is the list's first, dstChip the one it sends to). Only
-  /// a switch (hw::Switch) serves it; the list outlives the transaction.
+  /// a switch (hw::Switch) serves it; the list outlives the transaction. With `rotations` > 1 it
+  /// stands for that many such rotations, by rotationShift, rotationShift + 1, ..., sent one
+  /// after another at the same time (the rounds of a direct all-reduce); dstChip is the first's.
   const std::vector<int>* rotation = nullptr;
   int32_t rotationShift = 0;
+  uint32_t rotations = 1;
 
   ::tlm::tlm_extension_base* clone() const override { return new OpExtension(*this); }
   void copy_from(const ::tlm::tlm_extension_base& other) override { *this = static_cast<const OpExtension&>(other); }

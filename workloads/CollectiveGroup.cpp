@@ -102,8 +102,8 @@ bool CollectiveGroup::step(Issue&& issue) {
   return m_error.empty();
 }
 
-bool CollectiveGroup::transport(int rank, int dst, uint64_t bytes, int shift, uint32_t layer,
-                                sc_core::sc_time& latest) {
+bool CollectiveGroup::transport(int rank, int dst, uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest,
+                                int rotations) {
   tlm::PayloadRef payload(m_pool);
   tlm::OpExtension& op = payload.op();
   op.kind = tlm::OpKind::kSend;
@@ -115,6 +115,7 @@ bool CollectiveGroup::transport(int rank, int dst, uint64_t bytes, int shift, ui
   if (shift > 0) {
     op.rotation = &m_chips;
     op.rotationShift = shift;
+    op.rotations = static_cast<uint32_t>(rotations);
   }
   payload->set_command(::tlm::TLM_WRITE_COMMAND);
   payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
@@ -122,10 +123,11 @@ bool CollectiveGroup::transport(int rank, int dst, uint64_t bytes, int shift, ui
   sockets[static_cast<std::size_t>(rank)]->b_transport(*payload, delay);
   if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
     if (m_error.empty()) {
-      m_error = shift > 0 ? fmt::format("layer {}: rotation of {} bytes by {} over chips {} failed: {}", layer, bytes,
-                                        shift, fmt::join(m_chips, ","), payload->get_response_string())
-                          : fmt::format("layer {}: send of {} bytes from chip {} to chip {} failed: {}", layer, bytes,
-                                        op.srcChip, op.dstChip, payload->get_response_string());
+      m_error = shift > 0
+                    ? fmt::format("layer {}: {} rotation(s) of {} bytes by {} (and on) over chips {} failed: {}", layer,
+                                  rotations, bytes, shift, fmt::join(m_chips, ","), payload->get_response_string())
+                    : fmt::format("layer {}: send of {} bytes from chip {} to chip {} failed: {}", layer, bytes,
+                                  op.srcChip, op.dstChip, payload->get_response_string());
     }
     return false;
   }
@@ -140,9 +142,10 @@ bool CollectiveGroup::send(int rank, const hw::Send& send, uint32_t layer, sc_co
   return true;
 }
 
-bool CollectiveGroup::sendRotation(uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest) {
-  if (!transport(0, shift, bytes, shift, layer, latest)) return false;
-  for (int i = 0; i < size(); ++i) {
+bool CollectiveGroup::sendRotations(uint64_t bytes, int shift, int rotations, uint32_t layer,
+                                    sc_core::sc_time& latest) {
+  if (!transport(0, shift, bytes, shift, layer, latest, rotations)) return false;
+  for (int i = 0; i < size() * rotations; ++i) {
     m_sends.add();
     m_bytes.add(static_cast<double>(bytes));
   }
@@ -151,9 +154,19 @@ bool CollectiveGroup::sendRotation(uint64_t bytes, int shift, uint32_t layer, sc
 
 bool CollectiveGroup::issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest) {
   const std::vector<const hw::Send*>& order = ordered.issueOrder[step];
-  for (const Block& block : ordered.blocks[step]) {
+  const std::vector<Block>& blocks = ordered.blocks[step];
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const Block& block = blocks[b];
     if (m_mirrored && block.shift > 0) {
-      if (!sendRotation(order[block.first]->bytes, block.shift, layer, latest)) return false;
+      // Rotations by consecutive shifts of the same bytes, one after another, go as one batch.
+      const uint64_t bytes = order[block.first]->bytes;
+      int rotations = 1;
+      while (b + 1 < blocks.size() && blocks[b + 1].shift == block.shift + rotations &&
+             order[blocks[b + 1].first]->bytes == bytes) {
+        ++rotations;
+        ++b;
+      }
+      if (!sendRotations(bytes, block.shift, rotations, layer, latest)) return false;
       continue;
     }
     for (std::size_t i = block.first; i < block.first + block.count; ++i) {

@@ -54,8 +54,9 @@ class CollectiveGroup : public sc_core::sc_module {
   int size() const { return static_cast<int>(m_chips.size()); }
   /// Mirrored: every rank but 0 mirrors rank 0 (identical plans, StepDriver's mirrors), so only
   /// rank 0 calls run() and it runs every member's part: the sends of all members, each block in
-  /// which member i sends the same bytes to member i + k as one rotation transaction through rank
-  /// 0's socket (hw::Switch serves it as those messages). Set before the simulation starts; only
+  /// which member i sends the same bytes to member i + k as one rotation (and consecutive such
+  /// blocks of a step as one batch) transaction through rank 0's socket (hw::Switch serves it as
+  /// those messages). Set before the simulation starts; only
   /// over a switched fabric (a graph fabric refuses rotations).
   void setMirrored(bool mirrored) { m_mirrored = mirrored; }
   bool mirrored() const { return m_mirrored; }
@@ -84,14 +85,16 @@ class CollectiveGroup : public sc_core::sc_module {
   /// m_stepEnd) for all. Everyone returns at m_stepEnd, false when there was an error.
   template <typename Issue>
   bool step(Issue&& issue);
-  /// One kSend payload of `bytes` through rank `rank`'s socket to rank `dst` (shift > 0: a
-  /// rotation by `shift`, from rank 0); its completion delay raises `latest`. False on an error.
-  bool transport(int rank, int dst, uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest);
+  /// One kSend payload of `bytes` through rank `rank`'s socket to rank `dst` (shift > 0:
+  /// `rotations` rotations by shift, shift + 1, ..., from rank 0); its completion delay raises
+  /// `latest`. False on an error.
+  bool transport(int rank, int dst, uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest,
+                 int rotations = 1);
   /// Issues one send of rank `rank`; its completion delay raises `latest`. False on an error.
   bool send(int rank, const hw::Send& send, uint32_t layer, sc_core::sc_time& latest);
-  /// Issues a rotation block (every member sends `bytes` to the member `shift` after it) as one
-  /// transaction through rank 0's socket.
-  bool sendRotation(uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest);
+  /// Issues `rotations` consecutive rotation blocks (every member sends `bytes` to the member
+  /// `shift`, then `shift + 1`, ... after it) as one transaction through rank 0's socket.
+  bool sendRotations(uint64_t bytes, int shift, int rotations, uint32_t layer, sc_core::sc_time& latest);
   /// Issues one step's sends in issue order; false on an error.
   bool issueStep(const Ordered& ordered, std::size_t step, uint32_t layer, sc_core::sc_time& latest);
 

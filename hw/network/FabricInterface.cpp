@@ -53,8 +53,10 @@ void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& pay
     return;
   }
   ++tlm::unitTransactions();
-  m_messages.add();
-  m_bytes.add(static_cast<double>(op.bytes));
+  // A batch of rotations is this chip's one message per rotation.
+  const double messages = op.rotation != nullptr ? static_cast<double>(op.rotations) : 1.0;
+  m_messages.add(messages);
+  m_bytes.add(messages * static_cast<double>(op.bytes));
   if (m_weights.size() == 1) {
     toFabric[0]->b_transport(payload, delay);
     return;

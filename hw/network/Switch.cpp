@@ -226,12 +226,15 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
   // message, so when all of them are alike (same link, same busy-until and credit times) every
   // message sees the same state the first one does, and its timing is the first one's: computed
   // once, applied to every port, each message still counted and its activity emitted. Otherwise
-  // each message is routed on its own, in the same order.
+  // each message is routed on its own, in the same order. A batch of rotations (op.rotations)
+  // is served as its rotations one after another; an alike rotation leaves its ports alike, and
+  // the next one uses the same ports, so it is alike too.
   const std::vector<int>& chips = *op.rotation;
   const std::size_t n = chips.size();
-  const auto shift = static_cast<std::size_t>(op.rotationShift);
-  bool valid = n >= 2 && shift > 0 && shift < n && chips.front() == op.srcChip && chips[shift] == op.dstChip &&
-               std::all_of(chips.begin(), chips.end(), attached);
+  const auto first = static_cast<std::size_t>(op.rotationShift);
+  const std::size_t count = op.rotations;
+  bool valid = n >= 2 && first > 0 && count >= 1 && first + count <= n && chips.front() == op.srcChip &&
+               chips[first] == op.dstChip && std::all_of(chips.begin(), chips.end(), attached);
   // Every member once: a port in two messages of a block would break the argument above.
   std::size_t marked = 0;
   for (; valid && marked < n; ++marked) valid = m_rotationSeen[static_cast<std::size_t>(chips[marked])]++ == 0;
@@ -241,30 +244,34 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
     return;
   }
   m_rotationInputs.clear();
-  m_rotationOutputs.clear();
-  for (std::size_t i = 0; i < n; ++i) {
-    m_rotationInputs.push_back(m_inputOfChip[static_cast<std::size_t>(chips[i])]);
-    m_rotationOutputs.push_back(m_portOfChip[static_cast<std::size_t>(chips[(i + shift) % n])]);
-  }
+  for (std::size_t i = 0; i < n; ++i) m_rotationInputs.push_back(m_inputOfChip[static_cast<std::size_t>(chips[i])]);
   tlm::OpExtension message = op;
   message.rotation = nullptr;
+  message.rotations = 1;
   sc_core::sc_time last = arrival;
-  const bool alike = symmetric(m_rotationInputs, m_rotationOutputs);
-  if (alike) {
-    const Route r = plan(m_rotationInputs.front(), *m_rotationOutputs.front(), op.bytes, arrival);
-    applyAlike(r, chips, shift, message);
-    last = std::max(last, r.lastByteIn);
-  } else {
+  bool alike = false;
+  for (std::size_t shift = first; shift < first + count; ++shift) {
+    m_rotationOutputs.clear();
     for (std::size_t i = 0; i < n; ++i) {
-      const Route r = plan(m_rotationInputs[i], *m_rotationOutputs[i], op.bytes, arrival);
-      message.srcChip = chips[i];
-      message.dstChip = chips[(i + shift) % n];
-      apply(r, m_rotationInputs[i], *m_rotationOutputs[i], message);
-      last = std::max(last, r.lastByteIn);
+      m_rotationOutputs.push_back(m_portOfChip[static_cast<std::size_t>(chips[(i + shift) % n])]);
     }
+    alike = alike || symmetric(m_rotationInputs, m_rotationOutputs);
+    if (alike) {
+      const Route r = plan(m_rotationInputs.front(), *m_rotationOutputs.front(), op.bytes, arrival);
+      applyAlike(r, chips, shift, message);
+      last = std::max(last, r.lastByteIn);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        const Route r = plan(m_rotationInputs[i], *m_rotationOutputs[i], op.bytes, arrival);
+        message.srcChip = chips[i];
+        message.dstChip = chips[(i + shift) % n];
+        apply(r, m_rotationInputs[i], *m_rotationOutputs[i], message);
+        last = std::max(last, r.lastByteIn);
+      }
+    }
+    m_rotations.add();
+    if (alike) m_symmetricRotations.add();
   }
-  m_rotations.add();
-  if (alike) m_symmetricRotations.add();
   delay = last - sc_core::sc_time_stamp();
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
 }

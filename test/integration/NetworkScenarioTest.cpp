@@ -330,6 +330,8 @@ struct RotationSender : sc_core::sc_module {
   std::vector<int> chips;
   uint64_t bytes;
   bool asRotation;
+  bool batched = false;  ///< asRotation: every block in one transaction (OpExtension::rotations)
+  int batchShift = 1;    ///< batched: the first block's shift
   int preloadSrc = -1, preloadDst = -1;
   std::vector<sc_core::sc_time> blockEnds;
   std::vector<::tlm::tlm_response_status> statuses;
@@ -340,7 +342,8 @@ struct RotationSender : sc_core::sc_module {
     SC_HAS_PROCESS(RotationSender);
     SC_THREAD(run);
   }
-  ::tlm::tlm_response_status send(int src, int dst, uint64_t size, int shift, sc_core::sc_time& delay) {
+  ::tlm::tlm_response_status send(int src, int dst, uint64_t size, int shift, sc_core::sc_time& delay,
+                                  int rotations = 1) {
     tlm::PayloadRef payload(pool);
     payload.op().kind = tlm::OpKind::kSend;
     payload.op().bytes = size;
@@ -349,6 +352,7 @@ struct RotationSender : sc_core::sc_module {
     if (shift > 0) {
       payload.op().rotation = &chips;
       payload.op().rotationShift = shift;
+      payload.op().rotations = static_cast<uint32_t>(rotations);
     }
     payload->set_command(::tlm::TLM_WRITE_COMMAND);
     payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
@@ -361,6 +365,12 @@ struct RotationSender : sc_core::sc_module {
       statuses.push_back(send(preloadSrc, preloadDst, 3 * bytes, 0, d));
     }
     const int n = static_cast<int>(chips.size());
+    if (asRotation && batched) {
+      sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+      statuses.push_back(send(0, batchShift, bytes, batchShift, d, n - 1));
+      blockEnds.push_back(d);
+      return;
+    }
     for (int k = 1; k < n; ++k) {
       sc_core::sc_time latest = sc_core::SC_ZERO_TIME;
       for (int i = 0; i < (asRotation ? 1 : n); ++i) {
@@ -469,43 +479,79 @@ TEST(NetworkScenario, RotationIsServedExactlyAsItsMessagesOneByOne) {
   EXPECT_LT(rotU.fabric.stats().value("symmetric_rotations"), kChips - 1) << "unlike ports are routed one by one";
 }
 
-// A rotation whose fields contradict each other is refused, not half served.
-TEST(NetworkScenario, MalformedRotationIsRefused) {
+// A step's rotation blocks by consecutive shifts sent as one transaction (a direct all-reduce's
+// rounds) are served exactly as the rotations one by one: the same statistics and activity, event
+// for event, and the batch ends with the last of them; alike or not.
+TEST(NetworkScenario, ABatchOfRotationsIsServedExactlyAsItsRotationsOneByOne) {
   test::claimElaboration();
-  Fabric net("net", 4, fabricSwitch(FlowControl::kCredit));
-  struct Bad : sc_core::sc_module {
-    sc_core::sc_vector<tlm_utils::simple_initiator_socket<Bad>> sockets{"socket", 4};
-    std::vector<int> chips{0, 1, 2, 3};
-    std::vector<int> twice{0, 1, 0, 3};  // chip 0 listed twice
-    std::vector<::tlm::tlm_response_status> statuses;
-    tlm::PayloadPool pool;
-    explicit Bad(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
-      SC_HAS_PROCESS(Bad);
-      SC_THREAD(run);
-    }
-    void run() {
-      // shift 0, shift beyond the list, dstChip not the member `shift` after srcChip, a member
-      // listed twice
-      for (const auto& [shift, dst] : std::vector<std::pair<int, int>>{{0, 1}, {4, 1}, {1, 3}, {1, 1}}) {
-        tlm::PayloadRef payload(pool);
-        payload.op().kind = tlm::OpKind::kSend;
-        payload.op().bytes = 4096;
-        payload.op().srcChip = 0;
-        payload.op().dstChip = dst;
-        payload.op().rotation = statuses.size() == 3 ? &twice : &chips;
-        payload.op().rotationShift = shift;
-        payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
-        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        sockets[0]->b_transport(*payload, delay);
-        statuses.push_back(payload->get_response_status());
-      }
-    }
-  } bad("bad");
-  for (int c = 0; c < 4; ++c) bad.sockets[static_cast<std::size_t>(c)].bind(net.port(c).fromChip);
+  constexpr int kChips = 6;
+  const uint64_t bytes = 600 << 10;
+  Fabric batchA("batch_alike", kChips, fabricSwitch(FlowControl::kCredit));
+  Fabric rotA("rot_alike", kChips, fabricSwitch(FlowControl::kCredit));
+  Fabric batchU("batch_unlike", kChips, fabricSwitch(FlowControl::kCredit));
+  Fabric rotU("rot_unlike", kChips, fabricSwitch(FlowControl::kCredit));
+  ActivityLog logBatchA, logRotA, logBatchU, logRotU;
+  tlm::ActivityBus busBatchA, busRotA, busBatchU, busRotU;
+  busBatchA.subscribe(logBatchA);
+  busRotA.subscribe(logRotA);
+  busBatchU.subscribe(logBatchU);
+  busRotU.subscribe(logRotU);
+  batchA.fabric.attachActivity(busBatchA);
+  rotA.fabric.attachActivity(busRotA);
+  batchU.fabric.attachActivity(busBatchU);
+  rotU.fabric.attachActivity(busRotU);
+  RotationSender sendBatchA("send_batch_alike", kChips, bytes, true);
+  RotationSender sendRotA("send_rot_alike", kChips, bytes, true);
+  RotationSender sendBatchU("send_batch_unlike", kChips, bytes, true);
+  RotationSender sendRotU("send_rot_unlike", kChips, bytes, true);
+  sendBatchA.batched = sendBatchU.batched = true;
+  for (RotationSender* s : {&sendBatchU, &sendRotU}) {
+    s->preloadSrc = 2;
+    s->preloadDst = 4;
+  }
+  for (int c = 0; c < kChips; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    sendBatchA.sockets[i].bind(batchA.port(c).fromChip);
+    sendRotA.sockets[i].bind(rotA.port(c).fromChip);
+    sendBatchU.sockets[i].bind(batchU.port(c).fromChip);
+    sendRotU.sockets[i].bind(rotU.port(c).fromChip);
+  }
   sc_core::sc_start();
-  ASSERT_EQ(bad.statuses.size(), 4u);
-  for (const auto status : bad.statuses) EXPECT_EQ(status, ::tlm::TLM_GENERIC_ERROR_RESPONSE);
-  EXPECT_DOUBLE_EQ(net.fabric.stats().value("messages"), 0.0);
+
+  for (const RotationSender* s : {&sendBatchA, &sendRotA, &sendBatchU, &sendRotU}) {
+    for (const auto status : s->statuses) EXPECT_EQ(status, ::tlm::TLM_OK_RESPONSE);
+  }
+  ASSERT_EQ(sendBatchA.blockEnds.size(), 1u);
+  ASSERT_EQ(sendBatchU.blockEnds.size(), 1u);
+  EXPECT_EQ(sendBatchA.blockEnds[0], *std::max_element(sendRotA.blockEnds.begin(), sendRotA.blockEnds.end()));
+  EXPECT_EQ(sendBatchU.blockEnds[0], *std::max_element(sendRotU.blockEnds.begin(), sendRotU.blockEnds.end()));
+  expectSameFabric(batchA, rotA, kChips);
+  expectSameFabric(batchU, rotU, kChips);
+  EXPECT_EQ(logBatchA.links, logRotA.links);
+  EXPECT_EQ(logBatchU.links, logRotU.links);
+  EXPECT_EQ(logBatchA.switchTotals, logRotA.switchTotals);
+  EXPECT_EQ(logBatchU.switchTotals, logRotU.switchTotals);
+  EXPECT_EQ(logBatchA.switchEvents, logRotA.switchEvents);
+  for (const char* stat : {"rotations", "symmetric_rotations"}) {
+    EXPECT_EQ(batchA.fabric.stats().value(stat), rotA.fabric.stats().value(stat)) << stat;
+    EXPECT_EQ(batchU.fabric.stats().value(stat), rotU.fabric.stats().value(stat)) << stat;
+  }
+  EXPECT_DOUBLE_EQ(batchA.fabric.stats().value("rotations"), kChips - 1);
+}
+
+// A batch whose shifts run past the group is refused (shifts 2 .. n over n chips).
+TEST(NetworkScenario, ABatchOfRotationsBeyondTheGroupIsAnError) {
+  test::claimElaboration();
+  constexpr int kChips = 4;
+  Fabric fabric("fabric", kChips, fabricSwitch(FlowControl::kCredit));
+  RotationSender sender("sender", kChips, 4096, true);
+  sender.batched = true;
+  sender.batchShift = 2;
+  for (int c = 0; c < kChips; ++c) sender.sockets[static_cast<std::size_t>(c)].bind(fabric.port(c).fromChip);
+  sc_core::sc_start();
+  ASSERT_EQ(sender.statuses.size(), 1u);
+  EXPECT_EQ(sender.statuses[0], ::tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_DOUBLE_EQ(fabric.fabric.stats().value("messages"), 0.0);
 }
 
 }  // namespace
