@@ -99,11 +99,20 @@ sc_core::sc_time MemoryController::serve(::tlm::tlm_generic_payload& payload, co
 
 void MemoryController::emitCommands(const DramCommandCounts& before, const tlm::OpExtension& op,
                                     const sc_core::sc_time& start, const sc_core::sc_time& when) const {
-  m_activity.emit(tlm::Activity::kDramActivates, m_commands.activates - before.activates, op, start, when);
-  m_activity.emit(tlm::Activity::kDramPrecharges, m_commands.precharges - before.precharges, op, start, when);
-  m_activity.emit(tlm::Activity::kDramReadBursts, m_commands.readBursts - before.readBursts, op, start, when);
-  m_activity.emit(tlm::Activity::kDramWriteBursts, m_commands.writeBursts - before.writeBursts, op, start, when);
-  m_activity.emit(tlm::Activity::kDramRefreshes, m_commands.refreshes - before.refreshes, op, start, when);
+  if (!m_activity.listening()) return;
+  // One event, sent once per command kind that occurred (they differ only in kind and amount).
+  tlm::ActivityEvent e = m_activity.event(tlm::Activity::kDramActivates, 0.0, op, start, when);
+  const auto send = [&](tlm::Activity activity, double amount) {
+    if (amount == 0.0) return;
+    e.activity = activity;
+    e.amount = amount;
+    m_activity.send(e);
+  };
+  send(tlm::Activity::kDramActivates, m_commands.activates - before.activates);
+  send(tlm::Activity::kDramPrecharges, m_commands.precharges - before.precharges);
+  send(tlm::Activity::kDramReadBursts, m_commands.readBursts - before.readBursts);
+  send(tlm::Activity::kDramWriteBursts, m_commands.writeBursts - before.writeBursts);
+  send(tlm::Activity::kDramRefreshes, m_commands.refreshes - before.refreshes);
 }
 
 bool MemoryController::admit() {

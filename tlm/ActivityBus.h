@@ -52,6 +52,9 @@ class ActivityListener {
  public:
   virtual ~ActivityListener() = default;
   virtual void onActivity(const ActivityEvent& event) = 0;
+  /// Whether this listener uses the network events of chip `chip` (ActivityEvent::chip >= 0: a
+  /// chip's link bytes); an emitter may leave out events of chips no listener uses. Default: all.
+  virtual bool usesChip(int /*chip*/) const { return true; }
 };
 
 /// Fan-out of activity events to listeners. Owned by a chip (or a fabric); listeners outlive it.
@@ -59,6 +62,13 @@ class ActivityBus {
  public:
   void subscribe(ActivityListener& listener) { m_listeners.push_back(&listener); }
   bool active() const { return !m_listeners.empty(); }
+  /// Whether a listener uses network events of chip `chip` (ActivityListener::usesChip).
+  bool usesChip(int chip) const {
+    for (const ActivityListener* listener : m_listeners) {
+      if (listener->usesChip(chip)) return true;
+    }
+    return false;
+  }
   void emit(const ActivityEvent& event) const {
     for (ActivityListener* listener : m_listeners) listener->onActivity(event);
   }
@@ -92,6 +102,8 @@ class ActivitySource {
   }
   /// Sends an event made by event(); only when listening() and its amount is not zero.
   void send(const ActivityEvent& e) const { m_bus->emit(e); }
+  /// Whether a listener uses network events of chip `chip`; only when listening().
+  bool usesChip(int chip) const { return m_bus->usesChip(chip); }
 
  private:
   const ActivityBus* m_bus = nullptr;

@@ -158,12 +158,13 @@ void Switch::applyAlike(const Route& r, const std::vector<int>& chips, std::size
     m_inputs[input]->tx().occupy(up);
     m_rotationOutputs[i]->rx().occupy(down);
     if (listening) {
+      // Only the chips some listener uses (the power model leaves out a mirror's links).
       sent.srcChip = received.srcChip = chips[i];
       sent.dstChip = received.dstChip = chips[(i + shift) % n];
       sent.chip = sent.srcChip;
       received.chip = received.dstChip;
-      m_activity.send(sent);
-      m_activity.send(received);
+      if (m_rotationChipUsed[i] != 0) m_activity.send(sent);
+      if (m_rotationChipUsed[(i + shift) % n] != 0) m_activity.send(received);
     }
     // Summed one message at a time, as apply() sums them, so that the totals are the same bits.
     m_outputQueueTime.add(down.queueS);
@@ -244,7 +245,12 @@ void Switch::bTransport(int input, ::tlm::tlm_generic_payload& payload, sc_core:
     return;
   }
   m_rotationInputs.clear();
-  for (std::size_t i = 0; i < n; ++i) m_rotationInputs.push_back(m_inputOfChip[static_cast<std::size_t>(chips[i])]);
+  m_rotationChipUsed.clear();
+  const bool listening = m_activity.listening();
+  for (std::size_t i = 0; i < n; ++i) {
+    m_rotationInputs.push_back(m_inputOfChip[static_cast<std::size_t>(chips[i])]);
+    m_rotationChipUsed.push_back(listening && m_activity.usesChip(chips[i]) ? 1 : 0);
+  }
   tlm::OpExtension message = op;
   message.rotation = nullptr;
   message.rotations = 1;

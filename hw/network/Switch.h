@@ -85,6 +85,7 @@ class Switch : public sc_core::sc_module {
   std::vector<std::size_t> m_inputOfChip;           // by chip id: its port's binding index
   std::vector<std::size_t> m_rotationInputs;        // scratch of bTransport
   std::vector<SwitchPort*> m_rotationOutputs;       // scratch of bTransport
+  std::vector<uint8_t> m_rotationChipUsed;          // scratch of bTransport: member i's link events are used
   std::vector<uint8_t> m_rotationSeen;              // scratch of bTransport: members met, by chip
   std::vector<sc_core::sc_time> m_creditReleaseAt;  // by binding index: earliest next start (credit)
 

@@ -414,10 +414,14 @@ void PowerMonitor::setMirrors(std::vector<int> mirrorOf) {
   m_mirrorOf = std::move(mirrorOf);
 }
 
+bool PowerMonitor::usesChip(int chip) const {
+  const auto c = static_cast<std::size_t>(chip);
+  return chip >= 0 && c < m_chips.size() && m_chips[c] != nullptr && m_mirrorOf[c] < 0;
+}
+
 void PowerMonitor::onActivity(const tlm::ActivityEvent& e) {
   if (e.activity == tlm::Activity::kLinkBytes) {
-    const auto c = static_cast<std::size_t>(e.chip);
-    if (e.chip >= 0 && c < m_chips.size() && m_chips[c] != nullptr && m_mirrorOf[c] < 0) m_chips[c]->onActivity(e);
+    if (usesChip(e.chip)) m_chips[static_cast<std::size_t>(e.chip)]->onActivity(e);
   } else if (m_switches) {
     m_switches->onActivity(e);
   }

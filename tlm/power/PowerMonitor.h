@@ -258,6 +258,8 @@ class PowerMonitor : public tlm::ActivityListener {
   /// Network events: link bytes go to the chip whose port moved them, switch activity to the
   /// switches.
   void onActivity(const tlm::ActivityEvent& event) override;
+  /// Link events of chips with a power model that mirror no other chip.
+  bool usesChip(int chip) const override;
 
   /// Tokens a serving run produced in its measurement window, for the derived metrics.
   struct ServingWindow {
