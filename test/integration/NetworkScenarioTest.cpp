@@ -539,6 +539,27 @@ TEST(NetworkScenario, ABatchOfRotationsIsServedExactlyAsItsRotationsOneByOne) {
   EXPECT_DOUBLE_EQ(batchA.fabric.stats().value("rotations"), kChips - 1);
 }
 
+// Link events go only to chips a listener uses (the power model leaves out mirrors): a listener
+// of chip 0 alone gets that chip's send and receive of each rotation, nothing of the others.
+TEST(NetworkScenario, ARotationSendsLinkEventsOnlyOfChipsAListenerUses) {
+  test::claimElaboration();
+  constexpr int kChips = 4;
+  struct ChipZero : ActivityLog {
+    bool usesChip(int chip) const override { return chip == 0; }
+  };
+  Fabric fabric("fabric", kChips, fabricSwitch(FlowControl::kCredit));
+  ChipZero log;
+  tlm::ActivityBus bus;
+  bus.subscribe(log);
+  fabric.fabric.attachActivity(bus);
+  RotationSender sender("sender", kChips, 64 << 10, true);
+  for (int c = 0; c < kChips; ++c) sender.sockets[static_cast<std::size_t>(c)].bind(fabric.port(c).fromChip);
+  sc_core::sc_start();
+  EXPECT_EQ(log.links.size(), 2u * (kChips - 1)) << "chip 0's send and receive of each rotation";
+  for (const auto& link : log.links) EXPECT_EQ(std::get<4>(link), 0);
+  EXPECT_EQ(log.switchEvents, 2u * (kChips - 1)) << "the switch's own events are not a chip's";
+}
+
 // A batch whose shifts run past the group is refused (shifts 2 .. n over n chips).
 TEST(NetworkScenario, ABatchOfRotationsBeyondTheGroupIsAnError) {
   test::claimElaboration();
