@@ -416,6 +416,27 @@ void expectSameFabric(Fabric& a, Fabric& b, int chips) {
   }
 }
 
+/// A credit-flow fabric of `chips` chips whose activity goes to `log`, and a RotationSender bound
+/// to its ports (named NAME_switch, NAME_port*, send_NAME).
+struct RotationRig {
+  Fabric net;
+  ActivityLog log;
+  tlm::ActivityBus bus;
+  RotationSender sender;
+  RotationRig(const std::string& name, int chips, uint64_t bytes, bool asRotation)
+      : net(name, chips, fabricSwitch(FlowControl::kCredit)),
+        sender(("send_" + name).c_str(), chips, bytes, asRotation) {
+    bus.subscribe(log);
+    net.fabric.attachActivity(bus);
+    for (int c = 0; c < chips; ++c) sender.sockets[static_cast<std::size_t>(c)].bind(net.port(c).fromChip);
+  }
+  /// First one message chip 2 -> chip 4, which leaves those ports unlike the others.
+  void preload() {
+    sender.preloadSrc = 2;
+    sender.preloadDst = 4;
+  }
+};
+
 // A mirrored group's collective block sent as one rotation transaction is served as the n
 // messages it stands for: the same completion times, port and switch statistics and activity,
 // event for event, as sending them one by one; timed once when the ports are alike, one by one
@@ -424,59 +445,36 @@ TEST(NetworkScenario, RotationIsServedExactlyAsItsMessagesOneByOne) {
   test::claimElaboration();
   constexpr int kChips = 6;
   const uint64_t bytes = 600 << 10;  // beyond the 256 KiB credit window: flow control engaged
-  Fabric rotA("rot_alike", kChips, fabricSwitch(FlowControl::kCredit));
-  Fabric oneA("one_alike", kChips, fabricSwitch(FlowControl::kCredit));
-  Fabric rotU("rot_unlike", kChips, fabricSwitch(FlowControl::kCredit));
-  Fabric oneU("one_unlike", kChips, fabricSwitch(FlowControl::kCredit));
-  ActivityLog logRotA, logOneA, logRotU, logOneU;
-  tlm::ActivityBus busRotA, busOneA, busRotU, busOneU;
-  busRotA.subscribe(logRotA);
-  busOneA.subscribe(logOneA);
-  busRotU.subscribe(logRotU);
-  busOneU.subscribe(logOneU);
-  rotA.fabric.attachActivity(busRotA);
-  oneA.fabric.attachActivity(busOneA);
-  rotU.fabric.attachActivity(busRotU);
-  oneU.fabric.attachActivity(busOneU);
-  RotationSender sendRotA("send_rot_alike", kChips, bytes, true);
-  RotationSender sendOneA("send_one_alike", kChips, bytes, false);
-  RotationSender sendRotU("send_rot_unlike", kChips, bytes, true);
-  RotationSender sendOneU("send_one_unlike", kChips, bytes, false);
-  for (RotationSender* s : {&sendRotU, &sendOneU}) {
-    s->preloadSrc = 2;
-    s->preloadDst = 4;
-  }
-  for (int c = 0; c < kChips; ++c) {
-    const auto i = static_cast<std::size_t>(c);
-    sendRotA.sockets[i].bind(rotA.port(c).fromChip);
-    sendOneA.sockets[i].bind(oneA.port(c).fromChip);
-    sendRotU.sockets[i].bind(rotU.port(c).fromChip);
-    sendOneU.sockets[i].bind(oneU.port(c).fromChip);
-  }
+  RotationRig rotA("rot_alike", kChips, bytes, true);
+  RotationRig oneA("one_alike", kChips, bytes, false);
+  RotationRig rotU("rot_unlike", kChips, bytes, true);
+  RotationRig oneU("one_unlike", kChips, bytes, false);
+  rotU.preload();
+  oneU.preload();
   sc_core::sc_start();
 
-  for (const RotationSender* s : {&sendRotA, &sendOneA, &sendRotU, &sendOneU}) {
-    for (const auto status : s->statuses) EXPECT_EQ(status, ::tlm::TLM_OK_RESPONSE);
+  for (const RotationRig* r : {&rotA, &oneA, &rotU, &oneU}) {
+    for (const auto status : r->sender.statuses) EXPECT_EQ(status, ::tlm::TLM_OK_RESPONSE);
   }
-  ASSERT_EQ(sendRotA.blockEnds.size(), static_cast<std::size_t>(kChips - 1));
-  EXPECT_EQ(sendRotA.blockEnds, sendOneA.blockEnds);
-  EXPECT_EQ(sendRotU.blockEnds, sendOneU.blockEnds);
-  EXPECT_NE(sendRotA.blockEnds, sendRotU.blockEnds) << "the preloaded message must change the timing";
-  expectSameFabric(rotA, oneA, kChips);
-  expectSameFabric(rotU, oneU, kChips);
-  EXPECT_EQ(logRotA.links, logOneA.links);
-  EXPECT_EQ(logRotU.links, logOneU.links);
-  EXPECT_EQ(logRotA.links.size(), 2u * kChips * (kChips - 1)) << "each message's two link events";
-  EXPECT_EQ(logRotA.switchTotals, logOneA.switchTotals);
-  EXPECT_EQ(logRotU.switchTotals, logOneU.switchTotals);
+  ASSERT_EQ(rotA.sender.blockEnds.size(), static_cast<std::size_t>(kChips - 1));
+  EXPECT_EQ(rotA.sender.blockEnds, oneA.sender.blockEnds);
+  EXPECT_EQ(rotU.sender.blockEnds, oneU.sender.blockEnds);
+  EXPECT_NE(rotA.sender.blockEnds, rotU.sender.blockEnds) << "the preloaded message must change the timing";
+  expectSameFabric(rotA.net, oneA.net, kChips);
+  expectSameFabric(rotU.net, oneU.net, kChips);
+  EXPECT_EQ(rotA.log.links, oneA.log.links);
+  EXPECT_EQ(rotU.log.links, oneU.log.links);
+  EXPECT_EQ(rotA.log.links.size(), 2u * kChips * (kChips - 1)) << "each message's two link events";
+  EXPECT_EQ(rotA.log.switchTotals, oneA.log.switchTotals);
+  EXPECT_EQ(rotU.log.switchTotals, oneU.log.switchTotals);
   // The alike rotations' switch events: one per kind and rotation, not one per message.
-  EXPECT_EQ(logRotA.switchEvents, 2u * (kChips - 1));
-  EXPECT_EQ(logOneA.switchEvents, 2u * kChips * (kChips - 1));
-  EXPECT_DOUBLE_EQ(rotA.fabric.stats().value("messages"), kChips * (kChips - 1));
-  EXPECT_DOUBLE_EQ(rotA.fabric.stats().value("rotations"), kChips - 1);
-  EXPECT_DOUBLE_EQ(rotA.fabric.stats().value("symmetric_rotations"), kChips - 1);
-  EXPECT_DOUBLE_EQ(rotU.fabric.stats().value("rotations"), kChips - 1);
-  EXPECT_LT(rotU.fabric.stats().value("symmetric_rotations"), kChips - 1) << "unlike ports are routed one by one";
+  EXPECT_EQ(rotA.log.switchEvents, 2u * (kChips - 1));
+  EXPECT_EQ(oneA.log.switchEvents, 2u * kChips * (kChips - 1));
+  EXPECT_DOUBLE_EQ(rotA.net.fabric.stats().value("messages"), kChips * (kChips - 1));
+  EXPECT_DOUBLE_EQ(rotA.net.fabric.stats().value("rotations"), kChips - 1);
+  EXPECT_DOUBLE_EQ(rotA.net.fabric.stats().value("symmetric_rotations"), kChips - 1);
+  EXPECT_DOUBLE_EQ(rotU.net.fabric.stats().value("rotations"), kChips - 1);
+  EXPECT_LT(rotU.net.fabric.stats().value("symmetric_rotations"), kChips - 1) << "unlike ports are routed one by one";
 }
 
 // A step's rotation blocks by consecutive shifts sent as one transaction (a direct all-reduce's
@@ -486,57 +484,31 @@ TEST(NetworkScenario, ABatchOfRotationsIsServedExactlyAsItsRotationsOneByOne) {
   test::claimElaboration();
   constexpr int kChips = 6;
   const uint64_t bytes = 600 << 10;
-  Fabric batchA("batch_alike", kChips, fabricSwitch(FlowControl::kCredit));
-  Fabric rotA("rot_alike", kChips, fabricSwitch(FlowControl::kCredit));
-  Fabric batchU("batch_unlike", kChips, fabricSwitch(FlowControl::kCredit));
-  Fabric rotU("rot_unlike", kChips, fabricSwitch(FlowControl::kCredit));
-  ActivityLog logBatchA, logRotA, logBatchU, logRotU;
-  tlm::ActivityBus busBatchA, busRotA, busBatchU, busRotU;
-  busBatchA.subscribe(logBatchA);
-  busRotA.subscribe(logRotA);
-  busBatchU.subscribe(logBatchU);
-  busRotU.subscribe(logRotU);
-  batchA.fabric.attachActivity(busBatchA);
-  rotA.fabric.attachActivity(busRotA);
-  batchU.fabric.attachActivity(busBatchU);
-  rotU.fabric.attachActivity(busRotU);
-  RotationSender sendBatchA("send_batch_alike", kChips, bytes, true);
-  RotationSender sendRotA("send_rot_alike", kChips, bytes, true);
-  RotationSender sendBatchU("send_batch_unlike", kChips, bytes, true);
-  RotationSender sendRotU("send_rot_unlike", kChips, bytes, true);
-  sendBatchA.batched = sendBatchU.batched = true;
-  for (RotationSender* s : {&sendBatchU, &sendRotU}) {
-    s->preloadSrc = 2;
-    s->preloadDst = 4;
-  }
-  for (int c = 0; c < kChips; ++c) {
-    const auto i = static_cast<std::size_t>(c);
-    sendBatchA.sockets[i].bind(batchA.port(c).fromChip);
-    sendRotA.sockets[i].bind(rotA.port(c).fromChip);
-    sendBatchU.sockets[i].bind(batchU.port(c).fromChip);
-    sendRotU.sockets[i].bind(rotU.port(c).fromChip);
-  }
+  RotationRig batchA("batch_alike", kChips, bytes, true);
+  RotationRig rotA("rot_alike", kChips, bytes, true);
+  RotationRig batchU("batch_unlike", kChips, bytes, true);
+  RotationRig rotU("rot_unlike", kChips, bytes, true);
+  batchA.sender.batched = batchU.sender.batched = true;
+  batchU.preload();
+  rotU.preload();
   sc_core::sc_start();
 
-  for (const RotationSender* s : {&sendBatchA, &sendRotA, &sendBatchU, &sendRotU}) {
-    for (const auto status : s->statuses) EXPECT_EQ(status, ::tlm::TLM_OK_RESPONSE);
+  for (const RotationRig* r : {&batchA, &rotA, &batchU, &rotU}) {
+    for (const auto status : r->sender.statuses) EXPECT_EQ(status, ::tlm::TLM_OK_RESPONSE);
   }
-  ASSERT_EQ(sendBatchA.blockEnds.size(), 1u);
-  ASSERT_EQ(sendBatchU.blockEnds.size(), 1u);
-  EXPECT_EQ(sendBatchA.blockEnds[0], *std::max_element(sendRotA.blockEnds.begin(), sendRotA.blockEnds.end()));
-  EXPECT_EQ(sendBatchU.blockEnds[0], *std::max_element(sendRotU.blockEnds.begin(), sendRotU.blockEnds.end()));
-  expectSameFabric(batchA, rotA, kChips);
-  expectSameFabric(batchU, rotU, kChips);
-  EXPECT_EQ(logBatchA.links, logRotA.links);
-  EXPECT_EQ(logBatchU.links, logRotU.links);
-  EXPECT_EQ(logBatchA.switchTotals, logRotA.switchTotals);
-  EXPECT_EQ(logBatchU.switchTotals, logRotU.switchTotals);
-  EXPECT_EQ(logBatchA.switchEvents, logRotA.switchEvents);
-  for (const char* stat : {"rotations", "symmetric_rotations"}) {
-    EXPECT_EQ(batchA.fabric.stats().value(stat), rotA.fabric.stats().value(stat)) << stat;
-    EXPECT_EQ(batchU.fabric.stats().value(stat), rotU.fabric.stats().value(stat)) << stat;
+  for (const auto& [batch, one] : {std::pair{&batchA, &rotA}, std::pair{&batchU, &rotU}}) {
+    ASSERT_EQ(batch->sender.blockEnds.size(), 1u);
+    EXPECT_EQ(batch->sender.blockEnds[0],
+              *std::max_element(one->sender.blockEnds.begin(), one->sender.blockEnds.end()));
+    expectSameFabric(batch->net, one->net, kChips);
+    EXPECT_EQ(batch->log.links, one->log.links);
+    EXPECT_EQ(batch->log.switchTotals, one->log.switchTotals);
+    EXPECT_EQ(batch->log.switchEvents, one->log.switchEvents);
+    for (const char* stat : {"rotations", "symmetric_rotations"}) {
+      EXPECT_EQ(batch->net.fabric.stats().value(stat), one->net.fabric.stats().value(stat)) << stat;
+    }
   }
-  EXPECT_DOUBLE_EQ(batchA.fabric.stats().value("rotations"), kChips - 1);
+  EXPECT_DOUBLE_EQ(batchA.net.fabric.stats().value("rotations"), kChips - 1);
 }
 
 // Link events go only to chips a listener uses (the power model leaves out mirrors): a listener
@@ -546,14 +518,13 @@ TEST(NetworkScenario, ARotationSendsLinkEventsOnlyOfChipsAListenerUses) {
   constexpr int kChips = 4;
   struct ChipZero : ActivityLog {
     bool usesChip(int chip) const override { return chip == 0; }
-  };
-  Fabric fabric("fabric", kChips, fabricSwitch(FlowControl::kCredit));
-  ChipZero log;
+  } log;
+  Fabric net("net", kChips, fabricSwitch(FlowControl::kCredit));
   tlm::ActivityBus bus;
   bus.subscribe(log);
-  fabric.fabric.attachActivity(bus);
+  net.fabric.attachActivity(bus);
   RotationSender sender("sender", kChips, 64 << 10, true);
-  for (int c = 0; c < kChips; ++c) sender.sockets[static_cast<std::size_t>(c)].bind(fabric.port(c).fromChip);
+  for (int c = 0; c < kChips; ++c) sender.sockets[static_cast<std::size_t>(c)].bind(net.port(c).fromChip);
   sc_core::sc_start();
   EXPECT_EQ(log.links.size(), 2u * (kChips - 1)) << "chip 0's send and receive of each rotation";
   for (const auto& link : log.links) EXPECT_EQ(std::get<4>(link), 0);
@@ -564,15 +535,13 @@ TEST(NetworkScenario, ARotationSendsLinkEventsOnlyOfChipsAListenerUses) {
 TEST(NetworkScenario, ABatchOfRotationsBeyondTheGroupIsAnError) {
   test::claimElaboration();
   constexpr int kChips = 4;
-  Fabric fabric("fabric", kChips, fabricSwitch(FlowControl::kCredit));
-  RotationSender sender("sender", kChips, 4096, true);
-  sender.batched = true;
-  sender.batchShift = 2;
-  for (int c = 0; c < kChips; ++c) sender.sockets[static_cast<std::size_t>(c)].bind(fabric.port(c).fromChip);
+  RotationRig rig("rig", kChips, 4096, true);
+  rig.sender.batched = true;
+  rig.sender.batchShift = 2;
   sc_core::sc_start();
-  ASSERT_EQ(sender.statuses.size(), 1u);
-  EXPECT_EQ(sender.statuses[0], ::tlm::TLM_GENERIC_ERROR_RESPONSE);
-  EXPECT_DOUBLE_EQ(fabric.fabric.stats().value("messages"), 0.0);
+  ASSERT_EQ(rig.sender.statuses.size(), 1u);
+  EXPECT_EQ(rig.sender.statuses[0], ::tlm::TLM_GENERIC_ERROR_RESPONSE);
+  EXPECT_DOUBLE_EQ(rig.net.fabric.stats().value("messages"), 0.0);
 }
 
 }  // namespace
