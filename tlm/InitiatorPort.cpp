@@ -1,5 +1,6 @@
 #include "tlm/InitiatorPort.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -38,16 +39,23 @@ void InitiatorPort::respond(Response& response, const sc_core::sc_time& delay) {
   m_responseKnown.notify(delay);
 }
 
+InitiatorPort::Response* InitiatorPort::responseOf(const ::tlm::tlm_generic_payload& payload) {
+  for (auto& [sent, response] : m_responses) {
+    if (sent == &payload) return &response;
+  }
+  return nullptr;
+}
+
 void InitiatorPort::send(::tlm::tlm_generic_payload& payload) {
+  if (responseOf(payload) != nullptr) throw std::logic_error(std::string(name()) + ": send() of a payload in flight");
   if (m_mode == TimingMode::kLooselyTimed) {
     sc_core::sc_time delay = m_quantumKeeper.get_local_time();
     socket->b_transport(payload, delay);
-    m_responses[&payload] = Response{sc_core::sc_time_stamp() + delay, true};
+    m_responses.emplace_back(&payload, Response{sc_core::sc_time_stamp() + delay, true});
     return;
   }
   while (m_requestPayload != nullptr) wait(m_endRequest);
-  Response& response = m_responses[&payload];
-  response = Response{};
+  m_responses.emplace_back(&payload, Response{});
   m_requestPayload = &payload;
   ::tlm::tlm_phase phase = ::tlm::BEGIN_REQ;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -55,11 +63,11 @@ void InitiatorPort::send(::tlm::tlm_generic_payload& payload) {
   const ::tlm::tlm_sync_enum status = socket->nb_transport_fw(payload, phase, delay);
   if (status == ::tlm::TLM_COMPLETED) {
     m_checker.onComplete(payload);
-    respond(response, delay);
+    respond(*responseOf(payload), delay);
   } else if (status == ::tlm::TLM_UPDATED) {
     m_checker.onPhase(payload, phase);
     if (phase == ::tlm::BEGIN_RESP) {
-      respond(response, delay);
+      respond(*responseOf(payload), delay);
       ::tlm::tlm_phase endResponse = ::tlm::END_RESP;
       sc_core::sc_time none = sc_core::SC_ZERO_TIME;
       m_checker.onPhase(payload, endResponse);
@@ -70,10 +78,14 @@ void InitiatorPort::send(::tlm::tlm_generic_payload& payload) {
 }
 
 sc_core::sc_time InitiatorPort::await(const ::tlm::tlm_generic_payload& payload) {
-  const auto it = m_responses.find(&payload);
-  if (it == m_responses.end()) throw std::logic_error(std::string(name()) + ": await() of a payload not sent");
-  // Responses come in on the backward path (AT); the event may fire for another request's.
-  while (!it->second.known) wait(m_responseKnown);
+  if (responseOf(payload) == nullptr) {
+    throw std::logic_error(std::string(name()) + ": await() of a payload not sent");
+  }
+  // Responses come in on the backward path (AT); the event may fire for another request's. (The
+  // list may change while waiting: look the response up again.)
+  while (!responseOf(payload)->known) wait(m_responseKnown);
+  const auto it = std::find_if(m_responses.begin(), m_responses.end(),
+                               [&payload](const auto& entry) { return entry.first == &payload; });
   const sc_core::sc_time at = it->second.at;
   m_responses.erase(it);
   if (at > sc_core::sc_time_stamp()) wait(at - sc_core::sc_time_stamp());
@@ -93,8 +105,7 @@ void InitiatorPort::endRequest(const ::tlm::tlm_generic_payload& payload, const 
   if (phase == ::tlm::END_REQ || phase == ::tlm::BEGIN_RESP) endRequest(payload, delay);
   if (phase == ::tlm::BEGIN_RESP) {
     m_checker.onComplete(payload);
-    auto it = m_responses.find(&payload);
-    if (it != m_responses.end()) respond(it->second, delay);
+    if (Response* response = responseOf(payload)) respond(*response, delay);
     return ::tlm::TLM_COMPLETED;
   }
   return ::tlm::TLM_ACCEPTED;

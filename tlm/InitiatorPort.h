@@ -17,9 +17,10 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
-#include <map>
 #include <systemc>
 #include <tlm>
+#include <utility>
+#include <vector>
 
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
@@ -66,8 +67,10 @@ class InitiatorPort : public sc_core::sc_module {
 
   const ::tlm::tlm_generic_payload* m_requestPayload = nullptr;  // awaiting END_REQ
   sc_core::sc_event m_endRequest;
-  std::map<const ::tlm::tlm_generic_payload*, Response> m_responses;  // sent, not yet awaited
-  sc_core::sc_event m_responseKnown;                                  // some Response became known (AT)
+  /// Sent, not yet awaited, oldest first (a handful at a time: searched linearly).
+  std::vector<std::pair<const ::tlm::tlm_generic_payload*, Response>> m_responses;
+  Response* responseOf(const ::tlm::tlm_generic_payload& payload);
+  sc_core::sc_event m_responseKnown;  // some Response became known (AT)
 };
 
 }  // namespace scoville::tlm

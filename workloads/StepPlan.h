@@ -6,6 +6,7 @@
 // layers, GQA and MLA attention (MLA decode in the absorbed form), sliding-window layers and
 // attention sinks are planned. Pure data: the StepDriver turns a plan into TLM transactions.
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -44,8 +45,10 @@ struct PlannedCollective {
 struct PlannedOp {
   std::string name;    ///< op class: "qkv_proj", "attention", ..., "lm_head"
   uint32_t layer = 0;  ///< 0-based layer; model.layers for embedding/LM head
-  std::vector<MemoryAccess> accesses;
-  std::vector<tlm::GemmShape> gemms;
+  // Most tiles read one range and run one or two GEMMs: kept inline, not on the heap (planning a
+  // step builds hundreds of tiles).
+  boost::container::small_vector<MemoryAccess, 2> accesses;
+  boost::container::small_vector<tlm::GemmShape, 2> gemms;
   double vectorOps = 0.0;                        ///< element operations on the vector unit after the GEMMs
   PlannedCollective after{};                     ///< run by the tensor-parallel group once this op has computed
   uint64_t sendNext = 0;                         ///< bytes sent to the same rank of the next pipeline stage after that
