@@ -143,9 +143,12 @@ void StepDriver::loadStream() {
 bool StepDriver::awaitResponses(std::size_t i) {
   OpTiming& timing = m_timings[i];
   bool ok = true;
-  while (!m_inFlight.empty() && m_inFlight.front().op == i) {
-    ::tlm::tlm_generic_payload& payload = *m_inFlight.front().payload;
-    m_inFlight.pop_front();
+  while (m_inFlightHead < m_inFlight.size() && m_inFlight[m_inFlightHead].op == i) {
+    ::tlm::tlm_generic_payload& payload = *m_inFlight[m_inFlightHead++].payload;
+    if (m_inFlightHead == m_inFlight.size()) {
+      m_inFlight.clear();
+      m_inFlightHead = 0;
+    }
     timing.loadEnd = std::max(timing.loadEnd, loadPort.await(payload));
     ok = checkResponse(payload, m_plan->ops[i]) && ok;
     payload.release();

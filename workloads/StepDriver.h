@@ -17,7 +17,6 @@
 // channel behind tile i's). The step time thus emerges from the memory controller and tensor
 // core timing and their overlap, never from arithmetic here.
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -141,8 +140,9 @@ class StepDriver : public sc_core::sc_module {
     std::size_t op;
     ::tlm::tlm_generic_payload* payload;
   };
-  std::deque<InFlight> m_inFlight;  // in op order
-  std::size_t m_opsSent = 0;        // ops of the current step whose requests are all sent
+  std::vector<InFlight> m_inFlight;  // in op order; [m_inFlightHead, end) not yet awaited
+  std::size_t m_inFlightHead = 0;
+  std::size_t m_opsSent = 0;  // ops of the current step whose requests are all sent
   sc_core::sc_event m_opSent;
   /// Software stack below full memory efficiency: the last loaded tile's data as the memory
   /// system delivered it, and as the stack sees it (stretched).
