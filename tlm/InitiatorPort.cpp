@@ -39,11 +39,14 @@ void InitiatorPort::respond(Response& response, const sc_core::sc_time& delay) {
   m_responseKnown.notify(delay);
 }
 
+InitiatorPort::SentList::iterator InitiatorPort::sentEntry(const ::tlm::tlm_generic_payload& payload) {
+  return std::find_if(m_responses.begin(), m_responses.end(),
+                      [&payload](const auto& entry) { return entry.first == &payload; });
+}
+
 InitiatorPort::Response* InitiatorPort::responseOf(const ::tlm::tlm_generic_payload& payload) {
-  for (auto& [sent, response] : m_responses) {
-    if (sent == &payload) return &response;
-  }
-  return nullptr;
+  const auto it = sentEntry(payload);
+  return it == m_responses.end() ? nullptr : &it->second;
 }
 
 void InitiatorPort::send(::tlm::tlm_generic_payload& payload) {
@@ -84,8 +87,7 @@ sc_core::sc_time InitiatorPort::await(const ::tlm::tlm_generic_payload& payload)
   // Responses come in on the backward path (AT); the event may fire for another request's. (The
   // list may change while waiting: look the response up again.)
   while (!responseOf(payload)->known) wait(m_responseKnown);
-  const auto it = std::find_if(m_responses.begin(), m_responses.end(),
-                               [&payload](const auto& entry) { return entry.first == &payload; });
+  const auto it = sentEntry(payload);
   const sc_core::sc_time at = it->second.at;
   m_responses.erase(it);
   if (at > sc_core::sc_time_stamp()) wait(at - sc_core::sc_time_stamp());

@@ -68,7 +68,10 @@ class InitiatorPort : public sc_core::sc_module {
   const ::tlm::tlm_generic_payload* m_requestPayload = nullptr;  // awaiting END_REQ
   sc_core::sc_event m_endRequest;
   /// Sent, not yet awaited, oldest first (a handful at a time: searched linearly).
-  std::vector<std::pair<const ::tlm::tlm_generic_payload*, Response>> m_responses;
+  using SentList = std::vector<std::pair<const ::tlm::tlm_generic_payload*, Response>>;
+  SentList m_responses;
+  /// `payload`'s entry in m_responses, or end().
+  SentList::iterator sentEntry(const ::tlm::tlm_generic_payload& payload);
   Response* responseOf(const ::tlm::tlm_generic_payload& payload);
   sc_core::sc_event m_responseKnown;  // some Response became known (AT)
 };
