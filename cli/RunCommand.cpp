@@ -440,7 +440,8 @@ int runCommand(const Args& args, std::ostream& out) {
                                           {"moe_efficiency", stack->moeEfficiency},
                                           {"memory_efficiency", stack->memoryEfficiency},
                                           {"collective_latency_s", stack->collectiveLatencyS},
-                                          {"step_overhead_s", stack->stepOverheadS}};
+                                          {"step_overhead_s", stack->stepOverheadS},
+                                          {"kernel_launch_s", stack->kernelLaunchS}};
   } else {
     report["inputs"]["software_stack"] = nullptr;
   }

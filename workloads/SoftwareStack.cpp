@@ -14,7 +14,7 @@ double SoftwareStackConfig::computeEfficiency(const std::string& opName) const {
 
 bool SoftwareStackConfig::ideal() const {
   return gemmEfficiency == 1.0 && attentionEfficiency == 1.0 && moeEfficiency == 1.0 && memoryEfficiency == 1.0 &&
-         collectiveLatencyS == 0.0 && stepOverheadS == 0.0;
+         collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0;
 }
 
 const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
@@ -43,6 +43,11 @@ const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
           .quantity("step_overhead", &SoftwareStackConfig::stepOverheadS, config::dim::kTime, optional("0 s"),
                     config::nonNegative(),
                     "host time before each engine step (scheduling, launch), on top of scheduler.step_overhead")
+          .quantity("kernel_launch", &SoftwareStackConfig::kernelLaunchS, config::dim::kTime, optional("0 s"),
+                    config::nonNegative(),
+                    "launch latency of each kernel (the tiles of one op class of one layer): above 0, kernels run "
+                    "one after another, each starting this long after the previous one and its collective end, "
+                    "and its loads wait for that start (a GPU stream); 0: tiles stream across ops")
           .textList("calibrated_on", &SoftwareStackConfig::calibratedOn, optional("[]"),
                     "the validation points (dataset ids) its values were fitted to");
   return s;

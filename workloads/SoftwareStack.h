@@ -16,9 +16,15 @@
 //     `memory_efficiency`;
 //   - each collective starts `collective_latency` late (the library's launch and synchronisation);
 //   - each engine step starts `step_overhead` late (scheduling, batch preparation, launch), on
-//     top of scheduler.step_overhead.
+//     top of scheduler.step_overhead;
+//   - with `kernel_launch` > 0 the step runs as kernels launched one after another on one stream,
+//     as a GPU does: a kernel (the consecutive tiles of one op class of one layer) starts
+//     `kernel_launch` after the previous kernel and the collective after it have ended, and its
+//     loads wait for that start (no prefetching across kernels). 0: tiles stream across op
+//     boundaries, as a dataflow engine's DMA does.
 // The stretch is idle time of the unit: it draws static power only.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -37,12 +43,18 @@ struct SoftwareStackConfig {
   double memoryEfficiency = 1.0;
   double collectiveLatencyS = 0.0;
   double stepOverheadS = 0.0;
+  double kernelLaunchS = 0.0;             ///< 0: no kernel boundaries (tiles stream across ops)
   std::vector<std::string> calibratedOn;  ///< validation point ids its values were fitted to
 
   /// The compute efficiency of an op class (PlannedOp::name).
   double computeEfficiency(const std::string& opName) const;
   /// True when the profile changes nothing.
   bool ideal() const;
+  /// True when op `i` of `ops` starts a kernel (its class or layer differs from op i - 1's).
+  template <typename Ops>
+  static bool startsKernel(const Ops& ops, std::size_t i) {
+    return i == 0 || ops[i].name != ops[i - 1].name || ops[i].layer != ops[i - 1].layer;
+  }
 
   static const config::Schema<SoftwareStackConfig>& schema();
 };

@@ -36,6 +36,7 @@ void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* le
   m_timings.assign(m_plan->ops.size(), OpTiming{});
   m_leader = leader;
   m_opsComputed = 0;
+  m_opsDone = 0;
   m_opsSent = 0;
   m_rawLoadEnd = m_stretchedLoadEnd = sc_core::SC_ZERO_TIME;
   m_running = true;
@@ -94,6 +95,12 @@ void StepDriver::loadStream() {
     for (std::size_t i = 0; i < m_plan->ops.size() && m_error.empty(); ++i) {
       const PlannedOp& op = m_plan->ops[i];
       loadPort.sync();
+      if (m_stack != nullptr && m_stack->kernelLaunchS > 0.0 && SoftwareStackConfig::startsKernel(m_plan->ops, i)) {
+        // Kernels on one stream: this one is launched once the previous kernel and its collective
+        // have ended, and only then loads its operands.
+        while (m_opsDone < i && m_error.empty()) sc_core::wait(m_opDone);
+        sc_core::wait(sc_core::sc_time(m_stack->kernelLaunchS, sc_core::SC_SEC));
+      }
       if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
       m_timings[i].loadStart = sc_core::sc_time_stamp();
       m_timings[i].loadEnd = m_timings[i].loadStart;
@@ -266,6 +273,8 @@ bool StepDriver::runStep() {
     m_opComputed.notify();
     if (!op.accesses.empty()) m_freeBuffers.post();
     if (!runAfter(op, i)) return false;
+    m_opsDone = i + 1;
+    m_opDone.notify();
   }
   m_stepTime = sc_core::sc_time_stamp() - begin;
   return true;

@@ -73,7 +73,8 @@ class StepDriver : public sc_core::sc_module {
   }
 
   /// A software-stack profile (null: none): stretches each op's compute and each tile's loads by
-  /// its efficiencies and delays each collective by its latency (see SoftwareStack.h).
+  /// its efficiencies, delays each collective by its latency and, with a kernel launch latency,
+  /// runs the step's kernels one after another (see SoftwareStack.h).
   void setStack(const SoftwareStackConfig* stack) { m_stack = stack; }
 
   /// Off-chip KV placement: accesses of a plan on a tier other than local HBM go to `fetcher`
@@ -153,6 +154,8 @@ class StepDriver : public sc_core::sc_module {
   const StepDriver* m_leader = nullptr;  // the driver this step mirrors, if any
   std::size_t m_opsComputed = 0;         // ops of the current step whose compute has ended
   sc_core::sc_event m_opComputed;        // notified at each op's compute end
+  std::size_t m_opsDone = 0;             // ops of the current step whose compute and collective have ended
+  sc_core::sc_event m_opDone;            // notified at each op's end (compute and collective)
   uint64_t m_mirroredSteps = 0;
   bool m_running = false;      // a step is posted and its compute has not finished
   bool m_loadPending = false;  // the load stream has not started the posted step

@@ -1,7 +1,8 @@
 // Software-stack profiles (scenario key software_stack, workloads/SoftwareStack.h), end to end:
 // the ideal profile changes nothing, memory efficiency stretches a memory-bound decode, step
-// overhead adds to every step, collective latency to every collective, and bad profiles are
-// refused naming the key. tiny-dense on jalapeno (and jalapeno-8 for collectives).
+// overhead adds to every step, collective latency to every collective, a kernel launch latency to
+// every kernel, and bad profiles are refused naming the key. tiny-dense on jalapeno (and
+// jalapeno-8 for collectives).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -77,6 +78,18 @@ TEST_F(SoftwareStackCliTest, CollectiveLatencyDelaysEveryCollectiveOfATensorPara
   EXPECT_NEAR(tpot(late) - tpot(none), 10 * 10e-6, 2e-6);
 }
 
+TEST_F(SoftwareStackCliTest, AKernelLaunchLatencyDelaysEveryKernelOfAStep) {
+  const Json none = run("none-k", {});
+  const Json launched = run("launched", {stack("launched", "kernel_launch: 20 us\n")});
+  ASSERT_FALSE(none.empty() || launched.empty());
+  EXPECT_DOUBLE_EQ(launched["inputs"]["software_stack"]["kernel_launch_s"].get<double>(), 20e-6);
+  // A decode step of tiny-dense's 4 layers launches at least 6 kernels per layer (norm, qkv_proj,
+  // attention, o_proj, norm, FFN) and the LM head: 20 us each, plus the loads no kernel prefetches.
+  const double added = tpot(launched) - tpot(none);
+  EXPECT_GT(added, 25 * 20e-6);
+  EXPECT_LT(added, 40 * 25e-6);
+}
+
 TEST_F(SoftwareStackCliTest, BadProfilesAreRefusedNamingTheKey) {
   const auto rejected = [&](const std::string& name, const std::string& set, const std::string& key) {
     const ProcessResult r =
@@ -88,6 +101,7 @@ TEST_F(SoftwareStackCliTest, BadProfilesAreRefusedNamingTheKey) {
   rejected("zero", stack("zero", "memory_efficiency: 0\n"), "memory_efficiency");
   rejected("typo", stack("typo", "gem_efficiency: 0.5\n"), "gem_efficiency");
   rejected("unit", stack("unit", "step_overhead: 5\n"), "step_overhead");
+  rejected("launch", stack("launch", "kernel_launch: -2 us\n"), "kernel_launch");
   rejected("unknown", "scenario.software_stack=tensorrt-llm-on-a-toaster", "software_stack");
 }
 

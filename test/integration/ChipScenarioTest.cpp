@@ -294,6 +294,54 @@ TEST(ChipScenario, AStackAtHalfMemoryEfficiencyDoublesAMemoryBoundStepInBothLoad
   EXPECT_NEAR(step(3) / step(2), 2.0, 0.05);
 }
 
+// A stack with a kernel launch latency runs the step as a GPU stream does: each kernel (the tiles
+// of one op class of one layer) is launched once the previous kernel has ended, and only then
+// loads its operands. The step takes at least the launches longer, and more: each kernel's first
+// tile is no longer loaded while the previous kernel computes. Tiles inside a kernel still stream.
+TEST(ChipScenario, AStackWithAKernelLaunchLatencyRunsTheKernelsOneAfterAnother) {
+  test::claimElaboration();
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  workload::SoftwareStackConfig gpu;
+  gpu.kernelLaunchS = 5e-6;
+  const sc_core::sc_time launch(gpu.kernelLaunchS, sc_core::SC_SEC);
+  std::vector<std::unique_ptr<platform::Platform>> platforms;
+  std::vector<std::unique_ptr<workload::StepDriver>> drivers;
+  for (const bool stack : {false, true}) {
+    const auto n = drivers.size();
+    platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
+    drivers.push_back(std::make_unique<workload::StepDriver>(
+        fmt::format("driver{}", n).c_str(),
+        workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(4, 2048), config.chipConfig(0)),
+        config.chipConfig(0).sram, tlm::TimingMode::kLooselyTimed));
+    drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
+    drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
+    if (stack) drivers.back()->setStack(&gpu);
+  }
+  sc_core::sc_start();
+  for (const auto& d : drivers) ASSERT_TRUE(d->finished()) << d->error();
+  const workload::StepDriver& streamed = *drivers[0];
+  const workload::StepDriver& launched = *drivers[1];
+  const auto& ops = launched.plan().ops;
+  const auto& t = launched.timings();
+  std::size_t kernels = 0;
+  int overlappingInside = 0;  // tiles inside a kernel whose loads overlap the previous tile's
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (workload::SoftwareStackConfig::startsKernel(ops, i)) {
+      ++kernels;
+      const sc_core::sc_time previousEnd = i == 0 ? sc_core::SC_ZERO_TIME : t[i - 1].collectiveEnd;
+      EXPECT_GE(t[i].loadStart, previousEnd + launch) << ops[i].name << " of layer " << ops[i].layer;
+    } else if (!ops[i].accesses.empty() && t[i].loadStart < t[i - 1].loadEnd) {
+      ++overlappingInside;
+    }
+  }
+  // embedding, 80 layers of norm, qkv_proj, attention, o_proj, norm, ffn; final norm, LM head
+  EXPECT_GE(kernels, 80u * 6u);
+  EXPECT_GT(overlappingInside, 0) << "tiles inside a kernel no longer streamed";
+  const double added = launched.stepTime().to_seconds() - streamed.stepTime().to_seconds();
+  EXPECT_GT(added, static_cast<double>(kernels) * gpu.kernelLaunchS) << "launches plus unhidden first tiles";
+  EXPECT_LT(added, static_cast<double>(kernels) * (gpu.kernelLaunchS + 5e-6));
+}
+
 // The multi-module AT run with the base-protocol checker on every initiator and target socket.
 TEST(ChipScenario, ApproximatelyTimedDecodeStepHasNoProtocolViolations) {
   test::claimElaboration();
