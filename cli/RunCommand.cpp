@@ -439,6 +439,7 @@ int runCommand(const Args& args, std::ostream& out) {
                                           {"attention_efficiency", stack->attentionEfficiency},
                                           {"moe_efficiency", stack->moeEfficiency},
                                           {"memory_efficiency", stack->memoryEfficiency},
+                                          {"mixed_input_efficiency", stack->mixedInputEfficiency},
                                           {"collective_latency_s", stack->collectiveLatencyS},
                                           {"step_overhead_s", stack->stepOverheadS},
                                           {"kernel_launch_s", stack->kernelLaunchS}};

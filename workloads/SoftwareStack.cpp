@@ -14,7 +14,7 @@ double SoftwareStackConfig::computeEfficiency(const std::string& opName) const {
 
 bool SoftwareStackConfig::ideal() const {
   return gemmEfficiency == 1.0 && attentionEfficiency == 1.0 && moeEfficiency == 1.0 && memoryEfficiency == 1.0 &&
-         collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0;
+         mixedInputEfficiency == 1.0 && collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0;
 }
 
 const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
@@ -37,6 +37,9 @@ const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
                   "the same for the routed experts' grouped GEMMs")
           .number("memory_efficiency", &SoftwareStackConfig::memoryEfficiency, optional("1"), efficiency,
                   "achieved fraction of the modelled load time of a tile (weights and KV from HBM)")
+          .number("mixed_input_efficiency", &SoftwareStackConfig::mixedInputEfficiency, optional("1"), efficiency,
+                  "multiplies the compute efficiency of a weight GEMM whose weights are stored narrower than the "
+                  "model's compute precision (W4A8, W4A16: the kernel converts them in its main loop)")
           .quantity("collective_latency", &SoftwareStackConfig::collectiveLatencyS, config::dim::kTime, optional("0 s"),
                     config::nonNegative(),
                     "software latency before each collective (library launch and synchronisation)")

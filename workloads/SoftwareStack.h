@@ -11,7 +11,9 @@
 //     time them) is stretched to time / efficiency of its class: `attention_efficiency` for the
 //     attention kernel (scores and values over the KV cache), `moe_efficiency` for the routed
 //     experts' grouped GEMMs, `gemm_efficiency` for every other op (projections, FFN, shared
-//     experts, LM head, norms);
+//     experts, LM head, norms); a weight GEMM whose weights are stored narrower than the compute
+//     precision (PlannedOp::mixedInput: W4A8, W4A16) is further stretched by
+//     `mixed_input_efficiency`;
 //   - memory: a tile's loads (as the memory controller times them) are stretched to time /
 //     `memory_efficiency`;
 //   - each collective starts `collective_latency` late (the library's launch and synchronisation);
@@ -41,6 +43,7 @@ struct SoftwareStackConfig {
   double attentionEfficiency = 1.0;
   double moeEfficiency = 1.0;
   double memoryEfficiency = 1.0;
+  double mixedInputEfficiency = 1.0;  ///< multiplies an op's compute efficiency when its weights are converted
   double collectiveLatencyS = 0.0;
   double stepOverheadS = 0.0;
   double kernelLaunchS = 0.0;             ///< 0: no kernel boundaries (tiles stream across ops)
@@ -48,6 +51,11 @@ struct SoftwareStackConfig {
 
   /// The compute efficiency of an op class (PlannedOp::name).
   double computeEfficiency(const std::string& opName) const;
+  /// The compute efficiency of an op: its class's, times mixed_input_efficiency when its weights
+  /// are stored narrower than the compute precision.
+  double computeEfficiency(const std::string& opName, bool mixedInput) const {
+    return computeEfficiency(opName) * (mixedInput ? mixedInputEfficiency : 1.0);
+  }
   /// True when the profile changes nothing.
   bool ideal() const;
   /// True when op `i` of `ops` starts a kernel (its class or layer differs from op i - 1's).

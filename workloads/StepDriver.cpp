@@ -263,7 +263,7 @@ bool StepDriver::runStep() {
     }
     computePort.sync();
     if (m_stack != nullptr) {
-      const double efficiency = m_stack->computeEfficiency(op.name);
+      const double efficiency = m_stack->computeEfficiency(op.name, op.mixedInput);
       if (efficiency < 1.0) {
         sc_core::wait((sc_core::sc_time_stamp() - m_timings[i].computeStart) * (1.0 / efficiency - 1.0));
       }

@@ -114,8 +114,15 @@ class StepPlanner::Builder {
 
   void weightGemm(const char* name, uint32_t layer, uint64_t address, uint64_t k, uint64_t n, uint64_t rows,
                   double opsPerOutput, double bits, uint64_t count = 1) {
+    const std::size_t first = plan.ops.size();
     appendWeightGemm(plan.ops, name, layer, weightPhase, address, k, n, rows, opsPerOutput, bits, count, tile);
+    if (mixedInput(bits)) {
+      for (std::size_t i = first; i < plan.ops.size(); ++i) plan.ops[i].mixedInput = true;
+    }
   }
+
+  /// Weights of `bits` per element are converted to the compute precision in the GEMM's main loop.
+  bool mixedInput(double bits) const { return bits < tlm::bitsPerElement(m.computePrecision); }
 
   void embedding() {
     // Vocabulary-parallel lookup: each rank reads the rows of the tokens whose ids it holds,
@@ -410,7 +417,10 @@ class StepPlanner::Builder {
         continue;
       }
       if (op != nullptr && static_cast<double>(tileBytes + p.m_expertBytes) > tile) flush();
-      if (op == nullptr) op = &push("experts", l, weightPhase);
+      if (op == nullptr) {
+        op = &push("experts", l, weightPhase);
+        op->mixedInput = mixedInput(eBits);
+      }
       MemoryAccess* last = op->accesses.empty() ? nullptr : &op->accesses.back();
       if (last != nullptr && last->address + last->bytes == w.experts[e]) {
         last->bytes += p.m_expertBytes;

@@ -54,6 +54,9 @@ struct PlannedOp {
   uint64_t sendNext = 0;                         ///< bytes sent to the same rank of the next pipeline stage after that
   tlm::LlmPhase phase = tlm::LlmPhase::kDecode;  ///< the phase its transactions are attributed to
   tlm::OpBlock block = tlm::OpBlock::kOther;     ///< the kind of layer it belongs to (blockOf(name))
+  /// Its weights are stored narrower than the compute precision (W4A8, W4A16, W8A16): a kernel
+  /// converts them in its main loop, which a software stack may run less efficiently.
+  bool mixedInput = false;
 
   /// Bytes the op reads and writes in the chip's own HBM.
   uint64_t bytes() const;

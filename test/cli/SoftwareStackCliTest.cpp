@@ -21,9 +21,10 @@ class SoftwareStackCliTest : public ::testing::Test {
   TempDir dir;
 
   /// A tiny-dense serving run on `platform` (4 users, 8 requests of 256 + 64 tokens); its report.
-  Json run(const std::string& name, const std::vector<std::string>& sets, const std::string& platform = "jalapeno") {
-    std::vector<std::string> args = {
-        "run", "-q", "-m", "tiny-dense", "-p", platform, "-s", "inferencex-1k1k", "--out", dir.file(name)};
+  Json run(const std::string& name, const std::vector<std::string>& sets, const std::string& platform = "jalapeno",
+           const std::string& model = "tiny-dense") {
+    std::vector<std::string> args = {"run",   "-q",          "-m", model, "-p", platform, "-s", "inferencex-1k1k",
+                                     "--out", dir.file(name)};
     for (const std::string& s :
          std::vector<std::string>{"scenario.load.concurrency=4", "scenario.requests=8", "scenario.input_tokens=256",
                                   "scenario.output_tokens=64", "scenario.random_range_ratio=1"}) {
@@ -78,6 +79,25 @@ TEST_F(SoftwareStackCliTest, CollectiveLatencyDelaysEveryCollectiveOfATensorPara
   EXPECT_NEAR(tpot(late) - tpot(none), 10 * 10e-6, 2e-6);
 }
 
+// tiny-moe's MXFP4 experts computed in BF16 are mixed-input GEMMs: mixed_input_efficiency slows
+// them (and only them) as moe_efficiency does; with the experts computed in FP4 it changes nothing.
+TEST_F(SoftwareStackCliTest, MixedInputEfficiencySlowsOnlyGemmsThatConvertTheirWeights) {
+  const auto moe = [&](const std::string& name, const std::vector<std::string>& sets) {
+    return run(name, sets, "jalapeno", "tiny-moe");
+  };
+  const Json none = moe("moe-none", {});
+  const Json mixed = moe("moe-mixed", {stack("mixed", "mixed_input_efficiency: 0.1\n")});
+  const Json classSlow = moe("moe-class", {stack("class", "moe_efficiency: 0.1\n")});
+  const Json fp4 = moe("moe-fp4", {"model.compute_precision=fp4"});
+  const Json fp4Mixed =
+      moe("moe-fp4-mixed", {"model.compute_precision=fp4", stack("mixed4", "mixed_input_efficiency: 0.1\n")});
+  ASSERT_FALSE(none.empty() || mixed.empty() || classSlow.empty() || fp4.empty() || fp4Mixed.empty());
+  EXPECT_DOUBLE_EQ(mixed["inputs"]["software_stack"]["mixed_input_efficiency"].get<double>(), 0.1);
+  EXPECT_GT(tpot(mixed), tpot(none) * 1.05);
+  EXPECT_DOUBLE_EQ(tpot(mixed), tpot(classSlow)) << "only the experts' GEMMs convert their weights";
+  EXPECT_EQ(fp4Mixed["results"]["metrics"], fp4["results"]["metrics"]) << "FP4 experts computed in FP4 convert nothing";
+}
+
 TEST_F(SoftwareStackCliTest, AKernelLaunchLatencyDelaysEveryKernelOfAStep) {
   const Json none = run("none-k", {});
   const Json launched = run("launched", {stack("launched", "kernel_launch: 20 us\n")});
@@ -102,6 +122,7 @@ TEST_F(SoftwareStackCliTest, BadProfilesAreRefusedNamingTheKey) {
   rejected("typo", stack("typo", "gem_efficiency: 0.5\n"), "gem_efficiency");
   rejected("unit", stack("unit", "step_overhead: 5\n"), "step_overhead");
   rejected("launch", stack("launch", "kernel_launch: -2 us\n"), "kernel_launch");
+  rejected("mixed", stack("mixed", "mixed_input_efficiency: 0\n"), "mixed_input_efficiency");
   rejected("unknown", "scenario.software_stack=tensorrt-llm-on-a-toaster", "software_stack");
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -139,6 +140,38 @@ TEST(StepPlanner, MoeDecodeReadsExactlyTheExpertsThatReceivedTokens) {
     EXPECT_DOUBLE_EQ(flopsOf(plan, "router", l), 2.0 * 4 * hidden * 16);
   }
   EXPECT_DOUBLE_EQ(plan.expertTokens, 4.0 * 16);
+}
+
+// Weights stored narrower than the compute precision (MXFP4 experts computed in BF16 or FP8) mark
+// their GEMM tiles mixed-input, which a software stack may run less efficiently; the same
+// experts computed in FP4, and BF16 weights computed in BF16 or FP8, are not.
+TEST(StepPlanner, WeightsNarrowerThanTheComputePrecisionMarkTheirTilesMixedInput) {
+  for (const auto& [compute, expertsMixed, denseMixed] :
+       std::vector<std::tuple<tlm::Precision, bool, bool>>{{tlm::Precision::kBf16, true, false},
+                                                           {tlm::Precision::kFp8, true, false},
+                                                           {tlm::Precision::kFp4, false, false}}) {
+    SCOPED_TRACE(tlm::precisionName(compute));
+    ModelConfig m = shippedModel("tiny-moe");
+    m.computePrecision = compute;
+    const StepPlanner planner(m, jalapeno(), ModelShard{});
+    const Routing routed = routing(m, [](int, int e) { return e < 4 ? 1 : 0; });
+    const StepPlan plan = planner.plan(decodes(4, 100, &routed));
+    int experts = 0;
+    int dense = 0;
+    for (const PlannedOp& op : plan.ops) {
+      if (op.name == "experts") {
+        ++experts;
+        EXPECT_EQ(op.mixedInput, expertsMixed) << "layer " << op.layer;
+      } else if (op.name == "qkv_proj" || op.name == "o_proj") {
+        ++dense;
+        EXPECT_EQ(op.mixedInput, denseMixed) << op.name << " of layer " << op.layer;
+      } else {
+        EXPECT_FALSE(op.mixedInput) << op.name << " (no weights, or as wide as the compute)";
+      }
+    }
+    EXPECT_GT(experts, 0);
+    EXPECT_GT(dense, 0);
+  }
 }
 
 TEST(StepPlanner, MoeTokensSpreadOverAllExpertsReadMoreThanTokensOnOneExpert) {
