@@ -261,6 +261,27 @@ TEST(ChipScenario, DecodeStepAtBatch64StaysAboveItsRoofline) {
   decodeStep(64, 2048, 1.5, tlm::TimingMode::kLooselyTimed);
 }
 
+// Llama-3.1-70B decode steps on platforms of their own, all run by one sc_start(): each add()
+// elaborates a platform of `config` and a driver of the step, under `stack` (null: none).
+struct DecodeStepRig {
+  std::vector<std::unique_ptr<platform::Platform>> platforms;
+  std::vector<std::unique_ptr<workload::StepDriver>> drivers;
+
+  workload::StepDriver& add(const platform::PlatformConfig& config, int batch,
+                            const workload::SoftwareStackConfig* stack) {
+    const auto n = drivers.size();
+    platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
+    drivers.push_back(std::make_unique<workload::StepDriver>(
+        fmt::format("driver{}", n).c_str(),
+        workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, 2048), config.chipConfig(0)),
+        config.chipConfig(0).sram, tlm::TimingMode::kLooselyTimed));
+    drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
+    drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
+    drivers.back()->setStack(stack);
+    return *drivers.back();
+  }
+};
+
 // A software stack at half the memory efficiency takes twice as long to move a memory-bound
 // step's bytes in either load_issue mode (overlapped: a little more, since each tile's first
 // accesses are no longer hidden behind the previous tile's data).
@@ -269,25 +290,15 @@ TEST(ChipScenario, AStackAtHalfMemoryEfficiencyDoublesAMemoryBoundStepInBothLoad
   platform::PlatformConfig config = shippedPlatform("jalapeno");
   workload::SoftwareStackConfig half;
   half.memoryEfficiency = 0.5;
-  std::vector<std::unique_ptr<platform::Platform>> platforms;
-  std::vector<std::unique_ptr<workload::StepDriver>> drivers;
+  DecodeStepRig rig;
   for (const hw::LoadIssue issue : {hw::LoadIssue::kOverlapped, hw::LoadIssue::kSerial}) {
     config.chipTypes[0].sram.loadIssue = issue;
-    for (const bool stack : {false, true}) {
-      const auto n = drivers.size();
-      platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
-      drivers.push_back(std::make_unique<workload::StepDriver>(
-          fmt::format("driver{}", n).c_str(),
-          workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(1, 2048), config.chipConfig(0)),
-          config.chipConfig(0).sram, tlm::TimingMode::kLooselyTimed));
-      drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
-      drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
-      if (stack) drivers.back()->setStack(&half);
-    }
+    rig.add(config, 1, nullptr);
+    rig.add(config, 1, &half);
   }
   sc_core::sc_start();
-  for (const auto& d : drivers) ASSERT_TRUE(d->finished()) << d->error();
-  const auto step = [&](std::size_t i) { return drivers[i]->stepTime().to_seconds(); };
+  for (const auto& d : rig.drivers) ASSERT_TRUE(d->finished()) << d->error();
+  const auto step = [&](std::size_t i) { return rig.drivers[i]->stepTime().to_seconds(); };
   EXPECT_LT(step(0), step(2)) << "overlapped loads are faster than serial ones";
   EXPECT_GT(step(1) / step(0), 1.95);
   EXPECT_LT(step(1) / step(0), 2.25);
@@ -304,23 +315,11 @@ TEST(ChipScenario, AStackWithAKernelLaunchLatencyRunsTheKernelsOneAfterAnother) 
   workload::SoftwareStackConfig gpu;
   gpu.kernelLaunchS = 5e-6;
   const sc_core::sc_time launch(gpu.kernelLaunchS, sc_core::SC_SEC);
-  std::vector<std::unique_ptr<platform::Platform>> platforms;
-  std::vector<std::unique_ptr<workload::StepDriver>> drivers;
-  for (const bool stack : {false, true}) {
-    const auto n = drivers.size();
-    platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
-    drivers.push_back(std::make_unique<workload::StepDriver>(
-        fmt::format("driver{}", n).c_str(),
-        workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(4, 2048), config.chipConfig(0)),
-        config.chipConfig(0).sram, tlm::TimingMode::kLooselyTimed));
-    drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
-    drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
-    if (stack) drivers.back()->setStack(&gpu);
-  }
+  DecodeStepRig rig;
+  const workload::StepDriver& streamed = rig.add(config, 4, nullptr);
+  const workload::StepDriver& launched = rig.add(config, 4, &gpu);
   sc_core::sc_start();
-  for (const auto& d : drivers) ASSERT_TRUE(d->finished()) << d->error();
-  const workload::StepDriver& streamed = *drivers[0];
-  const workload::StepDriver& launched = *drivers[1];
+  for (const auto& d : rig.drivers) ASSERT_TRUE(d->finished()) << d->error();
   const auto& ops = launched.plan().ops;
   const auto& t = launched.timings();
   std::size_t kernels = 0;
