@@ -81,13 +81,14 @@ void InitiatorPort::send(::tlm::tlm_generic_payload& payload) {
 }
 
 sc_core::sc_time InitiatorPort::await(const ::tlm::tlm_generic_payload& payload) {
-  if (responseOf(payload) == nullptr) {
-    throw std::logic_error(std::string(name()) + ": await() of a payload not sent");
-  }
+  auto it = sentEntry(payload);
+  if (it == m_responses.end()) throw std::logic_error(std::string(name()) + ": await() of a payload not sent");
   // Responses come in on the backward path (AT); the event may fire for another request's. (The
   // list may change while waiting: look the response up again.)
-  while (!responseOf(payload)->known) wait(m_responseKnown);
-  const auto it = sentEntry(payload);
+  while (!it->second.known) {
+    wait(m_responseKnown);
+    it = sentEntry(payload);
+  }
   const sc_core::sc_time at = it->second.at;
   m_responses.erase(it);
   if (at > sc_core::sc_time_stamp()) wait(at - sc_core::sc_time_stamp());
