@@ -102,6 +102,19 @@ TEST_F(PowerCliTest, APowerCapLowersPowerAndCostsLatency) {
   EXPECT_DOUBLE_EQ(report["power"]["chips"][1]["dvfs"]["throttled_compute_s"].get<double>(),
                    dvfs["throttled_compute_s"].get<double>())
       << "a mirrored rank throttles as its leader";
+  // A timeline of 64 bins merges them many times over; the governor reads its own recent energy
+  // at the configured interval, so it decides exactly as before and the run's timing is unchanged.
+  const nlohmann::json merged = serve(
+      "merged", join(load, {"--set", "platform.power.governor.impl=cap_target", "--set",
+                            "platform.power.governor.target=" + std::to_string(static_cast<int>(cap)) + " W", "--set",
+                            "platform.power.governor.window=10 ms", "--set", "platform.power.max_bins=64"}));
+  const nlohmann::json mergedReport = nlohmann::json::parse(readFile(dir.file("merged/report.json")));
+  EXPECT_EQ(merged["metrics"], capped["metrics"]);
+  EXPECT_EQ(mergedReport["power"]["chips"][0]["dvfs"]["changes"], dvfs["changes"]);
+  EXPECT_DOUBLE_EQ(mergedReport["power"]["configured_interval_s"].get<double>(), 10e-6);
+  EXPECT_GE(mergedReport["power"]["interval_s"].get<double>(), report["simulated_time_s"].get<double>() / 64);
+  const double energy = report["power"]["platform"]["energy_j"].get<double>();
+  EXPECT_NEAR(mergedReport["power"]["platform"]["energy_j"].get<double>(), energy, 1e-9 * energy);
 }
 
 TEST_F(PowerCliTest, AGovernorNeedsOperatingPointsAndACap) {
@@ -132,6 +145,8 @@ TEST_F(PowerCliTest, BadPowerInputIsRejectedWithItsKey) {
   EXPECT_NE(rejected("platform.chip_types[0].power.dvfs[1].voltage=2 V").find("dvfs[1]"), std::string::npos);
   EXPECT_NE(rejected("platform.power.windows=[1 us]").find("windows[0]"), std::string::npos);
   EXPECT_NE(rejected("platform.power.interval=0 s").find("interval"), std::string::npos);
+  EXPECT_NE(rejected("platform.power.max_bins=8").find("max_bins"), std::string::npos);
+  EXPECT_NE(rejected("platform.power.max_bins=1.5").find("max_bins"), std::string::npos);
 }
 
 }  // namespace

@@ -72,6 +72,68 @@ TEST(EnergyTimeline, SpreadingKeepsEveryJoule) {
   EXPECT_EQ(even.at(6), 0.0);
 }
 
+// Past its cap a timeline merges adjacent bins: every joule stays, the interval doubles as often
+// as needed, memory stays under the cap, and the bins equal those of an unbounded timeline merged
+// to the same interval.
+TEST(EnergyBins, AtTheCapAdjacentBinsMergeAndKeepEveryJoule) {
+  EnergyBins bounded(kInterval, 64);
+  EnergyBins unbounded(kInterval, 1 << 20);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> at(0.0, 20e-3);  // 2000 bins of 10 us
+  std::uniform_real_distribution<double> length(0.0, 300e-6);
+  double total = 0.0;
+  for (int i = 0; i < 3000; ++i) {
+    const double start = at(rng);
+    const double end = i % 5 == 0 ? start : start + length(rng);
+    const double joules = 1e-6 * static_cast<double>(1 + rng() % 1000);
+    bounded.add(joules, start, end);
+    unbounded.add(joules, start, end);
+    total += joules;
+  }
+  EXPECT_DOUBLE_EQ(unbounded.interval(), kInterval);
+  // 2030 bins of 10 us need 32 merges of 320 us to fit 64.
+  EXPECT_DOUBLE_EQ(bounded.interval(), 32 * kInterval);
+  EXPECT_LE(bounded.size(), 64u);
+  EXPECT_LE(bounded.bins().capacity(), 64u);
+  double binned = 0.0;
+  for (const double j : bounded.bins()) binned += j;
+  EXPECT_NEAR(binned, total, 1e-9 * total);
+  const std::vector<double> merged = unbounded.resampled(bounded.interval());
+  ASSERT_EQ(merged.size(), bounded.size());
+  for (std::size_t b = 0; b < merged.size(); ++b) EXPECT_NEAR(bounded.at(b), merged[b], 1e-9 * total) << b;
+  EXPECT_NEAR(bounded.energyIn(0.0, 1.0), total, 1e-9 * total);
+  // The phase bins of a timeline merge the same way and still add up per phase.
+  EnergyTimeline timeline(kInterval, 16);
+  timeline.add(1.0, 0, 0.0, 0.5);
+  timeline.add(2.0, 1, 0.25, 0.25);
+  EXPECT_GE(timeline.interval(), 0.5 / 16);
+  EXPECT_LE(timeline.bins(), 16u);
+  EXPECT_NEAR(timeline.phaseEnergy(0, 0.0, 1.0), 1.0, 1e-12);
+  EXPECT_NEAR(timeline.phaseEnergy(1, 0.0, 1.0), 2.0, 1e-12);
+  EXPECT_NEAR(timeline.phaseEnergy(0, 0.0, 0.25), 0.5, 1e-12);
+}
+
+// The governor's recent energy is an unbounded timeline's, less what lies before the dropped
+// bins: the same arithmetic, so the same decisions, in bounded memory.
+TEST(RecentEnergy, KeepsTheLatestBinsExactlyAsAnUnboundedTimeline) {
+  RecentEnergy recent(kInterval);
+  EnergyBins all(kInterval, 1 << 20);
+  double dropped = 0.0;
+  for (int i = 0; i < 100000; ++i) {
+    const double start = static_cast<double>(i) * 1e-6;  // 1 us apart, each 25 us long
+    recent.add(1e-3, start, start + 25e-6);
+    all.add(1e-3, start, start + 25e-6);
+    if (i % 1000 == 0) {
+      dropped = std::max(0.0, start - 10e-3);
+      recent.dropBefore(dropped);
+    }
+  }
+  EXPECT_LT(recent.kept(), 2 * 1000 + 4096 + 10u) << "about two windows of 10 ms, or the erase step";
+  for (const double from : {dropped, dropped + 3.3e-3, 0.09}) {
+    EXPECT_EQ(recent.energyIn(from, from + 1e-3), all.energyIn(from, from + 1e-3)) << from;
+  }
+}
+
 TEST(SustainedPower, SlidingMaximumAndViolationRuns) {
   // 100 W, a 900 W burst of five bins from bin 10, 100 W, a 700 W burst of three bins at 30.
   std::vector<double> watts(40, 100.0);
@@ -162,6 +224,81 @@ TEST(ChipPower, TheGovernorLowersTheClockUnderACapAndRaisesItAfter) {
   EXPECT_NEAR(times[0] + times[1] + times[2], 5e-3, 1e-12);
   EXPECT_GT(times[2], 0.0);
   EXPECT_LT(times[0], 5e-3);
+}
+
+// A governed chip decides the same whether its report timeline merges bins or not: the governor
+// reads its own recent energy at the configured interval.
+TEST(ChipPower, MergingTheTimelineChangesNoGovernorDecision) {
+  ChipEnergyConfig e = energy();
+  e.dvfs = {{2e9, 1.0}, {1.5e9, 0.9}, {1e9, 0.8}};
+  GovernorConfig g{GovernorKind::kCapTarget, 300.0, 1e-3, 100e-6, 0.05};
+  tlm::ClockDomain freeClock;
+  tlm::ClockDomain boundedClock;
+  ChipPower free("chip0", "test", e, 64.0, 700.0, kInterval);
+  ChipPower bounded("chip0", "test", e, 64.0, 700.0, kInterval, 16);
+  free.govern(g, freeClock);
+  bounded.govern(g, boundedClock);
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 4000; ++i) {  // 40 ms of bursts between 0 and 600 W
+    const double macs = static_cast<double>(rng() % 600) * 10e-6 / (2 * 0.5e-12);
+    for (ChipPower* chip : {&free, &bounded}) {
+      chip->onActivity(event(tlm::Activity::kMacs, macs, i * 10e-6, (i + 1) * 10e-6));
+    }
+  }
+  EXPECT_GT(bounded.timeline().interval(), kInterval);
+  EXPECT_EQ(free.timeline().interval(), kInterval);
+  ASSERT_GT(free.clockChanges(), 2u);
+  ASSERT_EQ(bounded.clockLog().size(), free.clockLog().size());
+  for (std::size_t k = 0; k < free.clockLog().size(); ++k) {
+    EXPECT_EQ(bounded.clockLog()[k].timeS, free.clockLog()[k].timeS) << k;
+    EXPECT_EQ(bounded.clockLog()[k].point, free.clockLog()[k].point) << k;
+  }
+  EXPECT_EQ(bounded.componentJ()[0], free.componentJ()[0]);
+}
+
+// A run longer than max_bins intervals is reported at the merged interval: the same energy, and
+// each sustained window rounded to whole merged bins (a window shorter than one is one bin).
+TEST(PowerMonitor, ALongRunIsReportedAtTheMergedInterval) {
+  const ChipEnergyConfig e = energy();
+  const SwitchEnergyConfig sw{1e-12, 1e-9, 50.0};
+  PowerManagementConfig bounded{kInterval, {20e-6, 1.2e-3}, {}, 64};
+  PowerManagementConfig free{kInterval, {20e-6, 1.2e-3}, {}};
+  PowerMonitor a(bounded, {{"chip0", "test", 700, &e, 64}}, &sw, 1);
+  PowerMonitor b(free, {{"chip0", "test", 700, &e, 64}}, &sw, 1);
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 3000; ++i) {
+    const double start = 1e-6 * static_cast<double>(rng() % 5000);
+    const auto activity = static_cast<tlm::Activity>(rng() % 10);
+    const tlm::ActivityEvent ev = event(activity, 1e6 * static_cast<double>(1 + rng() % 100), start,
+                                        start + 1e-6 * static_cast<double>(rng() % 50));
+    a.chip(0)->onActivity(ev);
+    b.chip(0)->onActivity(ev);
+    tlm::ActivityEvent hop = event(tlm::Activity::kSwitchBytes, 4096, start, start + 1e-6);
+    a.onActivity(hop);
+    b.onActivity(hop);
+  }
+  const double end = 5.1e-3;  // 510 bins of 10 us: merged to 80 us (64 bins)
+  const nlohmann::ordered_json ra = a.report(end, PowerMonitor::ServingWindow{1e-3, 4e-3, 100, 100});
+  const nlohmann::ordered_json rb = b.report(end, PowerMonitor::ServingWindow{1e-3, 4e-3, 100, 100});
+  EXPECT_DOUBLE_EQ(ra["interval_s"].get<double>(), 8 * kInterval);
+  EXPECT_DOUBLE_EQ(ra["configured_interval_s"].get<double>(), kInterval);
+  EXPECT_DOUBLE_EQ(rb["interval_s"].get<double>(), kInterval);
+  const double energy = rb["platform"]["energy_j"].get<double>();
+  EXPECT_NEAR(ra["platform"]["energy_j"].get<double>(), energy, 1e-9 * energy);
+  EXPECT_NEAR(
+      ra["chips"][0]["by_phase_j"]["idle"].get<double>() + ra["chips"][0]["by_phase_j"]["static_busy"].get<double>(),
+      rb["chips"][0]["by_phase_j"]["idle"].get<double>() + rb["chips"][0]["by_phase_j"]["static_busy"].get<double>(),
+      1e-9 * energy);
+  // Windows at the merged interval: 20 us is one 80 us bin; 1.2 ms is 15 of them. Merged
+  // bins average the fine ones, so no sustained maximum rises.
+  const auto& sa = ra["platform"]["sustained"];
+  EXPECT_DOUBLE_EQ(sa[0]["window_s"].get<double>(), 8 * kInterval);
+  EXPECT_DOUBLE_EQ(sa[1]["window_s"].get<double>(), 1.2e-3);
+  EXPECT_LE(sa[0]["max_w"].get<double>(), rb["platform"]["sustained"][0]["max_w"].get<double>());
+  EXPECT_LE(ra["platform"]["peak_bin_w"].get<double>(), rb["platform"]["peak_bin_w"].get<double>());
+  // The serving window's energy cuts the edge bins in proportion: close to the exact figure.
+  const double windowJ = rb["serving"]["energy_j"].get<double>();
+  EXPECT_NEAR(ra["serving"]["energy_j"].get<double>(), windowJ, 0.05 * windowJ);
 }
 
 TEST(PowerMonitor, AnIdlePlatformDrawsExactlyItsStaticPower) {

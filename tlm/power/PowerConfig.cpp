@@ -208,6 +208,10 @@ const Schema<PowerManagementConfig>& PowerManagementConfig::schema() {
                         "sliding windows for sustained power (each is rounded to whole intervals)")
           .child("governor", &PowerManagementConfig::governor, GovernorConfig::schema(), optional("{}"),
                  "DVFS power governor")
+          .integer("max_bins", &PowerManagementConfig::maxBins, optional("1048576"), between(16, 1 << 30),
+                   "most bins a timeline keeps (8 bytes each): a run longer than max_bins x interval merges "
+                   "adjacent bins and doubles the interval, as often as needed, so memory stays bounded; "
+                   "sustained windows shorter than the interval reached are reported as one bin")
           .check("windows are at least one interval", [](const PowerManagementConfig& c, const Node& node) {
             for (std::size_t i = 0; i < c.windowsS.size(); ++i) {
               if (c.windowsS[i] < c.intervalS) {

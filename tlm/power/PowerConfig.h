@@ -127,11 +127,16 @@ struct GovernorConfig {
   static const config::Schema<GovernorConfig>& schema();
 };
 
+/// Most bins a power timeline keeps by default (8 MiB of doubles): 10.5 s of simulated time at
+/// 10 us before its bins start to merge.
+inline constexpr std::size_t kDefaultMaxBins = std::size_t{1} << 20;
+
 /// Key `power` of a platform.
 struct PowerManagementConfig {
   double intervalS = 0.0;        ///< timeline bin
   std::vector<double> windowsS;  ///< sustained-power windows
   GovernorConfig governor;
+  int maxBins = static_cast<int>(kDefaultMaxBins);  ///< past it, a timeline's adjacent bins merge
 
   static const config::Schema<PowerManagementConfig>& schema();
 };

@@ -30,57 +30,113 @@ const char* phaseName(std::size_t phase) {
 
 namespace {
 
-/// Spreads `joules` evenly over [s, e] into `bins` of width `interval`, growing them as needed.
-void spread(std::vector<double>& bins, double interval, double perInterval, double joules, double s, double e) {
-  const auto first = static_cast<std::size_t>(s * perInterval);
-  const auto last = e > s ? static_cast<std::size_t>(e * perInterval) : first;
-  if (bins.size() <= last) bins.resize(std::max(last + 1, bins.size() * 2), 0.0);
-  if (first == last) {
-    bins[first] += joules;
+/// Adds `joules` spread evenly over [s, e] to the bins numbered [first, first + size) of width
+/// `interval` (bins[0] is bin `first`), growing them as needed; the part before bin `first` is
+/// dropped. Bin b covers [b x interval, (b + 1) x interval).
+void spread(std::vector<double>& bins, std::size_t first, double interval, double perInterval, double joules, double s,
+            double e) {
+  const auto from = static_cast<std::size_t>(s * perInterval);
+  const auto last = e > s ? static_cast<std::size_t>(e * perInterval) : from;
+  if (last < first) return;
+  if (bins.size() <= last - first) bins.resize(last - first + 1, 0.0);
+  if (from == last) {
+    bins[from - first] += joules;
     return;
   }
   const double rate = joules / (e - s);
-  for (std::size_t b = first; b <= last; ++b) {
+  for (std::size_t b = std::max(from, first); b <= last; ++b) {
     const double lo = std::max(s, static_cast<double>(b) * interval);
     const double hi = std::min(e, static_cast<double>(b + 1) * interval);
-    if (hi > lo) bins[b] += rate * (hi - lo);
+    if (hi > lo) bins[b - first] += rate * (hi - lo);
   }
+}
+
+/// Energy in [from, to) of the bins numbered [first, first + size) of width `interval`.
+double energyOf(const std::vector<double>& bins, std::size_t first, double interval, double from, double to) {
+  double sum = 0.0;
+  for (auto b = std::max(first, static_cast<std::size_t>(std::max(0.0, from) / interval));
+       b - first < bins.size() && static_cast<double>(b) * interval < to; ++b) {
+    const double lo = std::max(from, static_cast<double>(b) * interval);
+    const double hi = std::min(to, static_cast<double>(b + 1) * interval);
+    if (hi > lo) sum += bins[b - first] * (hi - lo) / interval;
+  }
+  return sum;
 }
 
 }  // namespace
 
-EnergyTimeline::EnergyTimeline(double intervalS)
-    : m_interval(intervalS),
-      m_coarseInterval(intervalS * std::max(1.0, std::round(1e-3 / intervalS))),
-      m_perInterval(1.0 / m_interval),
-      m_perCoarseInterval(1.0 / m_coarseInterval) {}
+EnergyBins::EnergyBins(double intervalS, std::size_t maxBins)
+    : m_interval(intervalS), m_perInterval(1.0 / intervalS), m_maxBins(std::max<std::size_t>(2, maxBins)) {}
+
+void EnergyBins::add(double joules, double startS, double endS) {
+  if (joules == 0.0) return;
+  while (static_cast<std::size_t>(std::max(startS, endS) * m_perInterval) >= m_maxBins) mergePairs();
+  const auto last = static_cast<std::size_t>(std::max(startS, endS) * m_perInterval);
+  // Grow geometrically, but never past the cap.
+  if (last >= m_bins.capacity()) m_bins.reserve(std::min(m_maxBins, std::max(last + 1, 2 * m_bins.capacity())));
+  spread(m_bins, 0, m_interval, m_perInterval, joules, startS, endS);
+}
+
+void EnergyBins::mergePairs() {
+  const std::size_t half = (m_bins.size() + 1) / 2;
+  for (std::size_t b = 0; b < half; ++b) {
+    m_bins[b] = m_bins[2 * b] + (2 * b + 1 < m_bins.size() ? m_bins[2 * b + 1] : 0.0);
+  }
+  m_bins.resize(half);
+  m_interval *= 2.0;
+  m_perInterval = 1.0 / m_interval;
+}
+
+std::vector<double> EnergyBins::resampled(double intervalS) const {
+  const auto factor = static_cast<std::size_t>(std::llround(intervalS / m_interval));
+  if (factor <= 1) return m_bins;
+  std::vector<double> out((m_bins.size() + factor - 1) / factor, 0.0);
+  for (std::size_t b = 0; b < m_bins.size(); ++b) out[b / factor] += m_bins[b];
+  return out;
+}
+
+double EnergyBins::energyIn(double from, double to) const {
+  return energyOf(m_bins, 0, m_interval, from, to);
+}
+
+EnergyTimeline::EnergyTimeline(double intervalS, std::size_t maxBins)
+    : m_fine(intervalS, maxBins),
+      m_coarse{EnergyBins(intervalS * std::max(1.0, std::round(1e-3 / intervalS)), maxBins),
+               EnergyBins(intervalS * std::max(1.0, std::round(1e-3 / intervalS)), maxBins),
+               EnergyBins(intervalS * std::max(1.0, std::round(1e-3 / intervalS)), maxBins)} {}
 
 void EnergyTimeline::add(double joules, std::size_t phase, double startS, double endS) {
   if (joules == 0.0) return;
-  spread(m_bins, m_interval, m_perInterval, joules, startS, endS);
-  spread(m_coarse[std::min(phase, kPhases - 1)], m_coarseInterval, m_perCoarseInterval, joules, startS, endS);
+  m_fine.add(joules, startS, endS);
+  m_coarse[std::min(phase, kPhases - 1)].add(joules, startS, endS);
 }
 
 double energyIn(const std::vector<double>& bins, double interval, double from, double to) {
-  double sum = 0.0;
-  for (auto b = static_cast<std::size_t>(std::max(0.0, from) / interval);
-       b < bins.size() && static_cast<double>(b) * interval < to; ++b) {
-    const double lo = std::max(from, static_cast<double>(b) * interval);
-    const double hi = std::min(to, static_cast<double>(b + 1) * interval);
-    if (hi > lo) sum += bins[b] * (hi - lo) / interval;
-  }
-  return sum;
+  return energyOf(bins, 0, interval, from, to);
 }
 
 double EnergyTimeline::phaseEnergy(std::size_t phase, double startS, double endS) const {
-  const std::vector<double>& bins = m_coarse[phase];
-  double sum = 0.0;
-  for (std::size_t b = 0; b < bins.size(); ++b) {
-    const double lo = std::max(startS, static_cast<double>(b) * m_coarseInterval);
-    const double hi = std::min(endS, static_cast<double>(b + 1) * m_coarseInterval);
-    if (hi > lo) sum += bins[b] * (hi - lo) / m_coarseInterval;
-  }
-  return sum;
+  return m_coarse[phase].energyIn(startS, endS);
+}
+
+RecentEnergy::RecentEnergy(double intervalS) : m_interval(intervalS), m_perInterval(1.0 / intervalS) {}
+
+void RecentEnergy::add(double joules, double startS, double endS) {
+  spread(m_bins, m_first, m_interval, m_perInterval, joules, startS, endS);
+}
+
+double RecentEnergy::energyIn(double from, double to) const {
+  return energyOf(m_bins, m_first, m_interval, from, to);
+}
+
+void RecentEnergy::dropBefore(double timeS) {
+  const auto keepFrom = static_cast<std::size_t>(std::max(0.0, timeS) * m_perInterval);
+  if (keepFrom <= m_first) return;
+  const std::size_t drop = std::min(keepFrom - m_first, m_bins.size());
+  // Erase in large steps only, so that dropping stays amortised O(1) per bin.
+  if (drop < 4096 || 2 * drop < m_bins.size()) return;
+  m_bins.erase(m_bins.begin(), m_bins.begin() + static_cast<std::ptrdiff_t>(drop));
+  m_first += drop;
 }
 
 SustainedPower sustainedPower(const std::vector<double>& binPowerW, double intervalS, std::size_t windowBins,
@@ -128,13 +184,14 @@ SustainedPower sustainedPower(const std::vector<double>& binPowerW, double inter
 }
 
 ChipPower::ChipPower(std::string name, std::string type, const ChipEnergyConfig& energy, double hbmBurstBytes,
-                     double ratedW, double intervalS)
+                     double ratedW, double intervalS, std::size_t maxBins)
     : m_name(std::move(name)),
       m_type(std::move(type)),
       m_energy(energy),
       m_burstBytes(hbmBurstBytes),
       m_ratedW(ratedW),
-      m_timeline(intervalS) {}
+      m_timeline(intervalS, maxBins),
+      m_gatedBins(intervalS, maxBins) {}
 
 void ChipPower::govern(const GovernorConfig& governor, tlm::ClockDomain& clock) {
   if (governor.kind == GovernorKind::kNone || m_energy.dvfs.size() < 2) return;
@@ -145,6 +202,9 @@ void ChipPower::govern(const GovernorConfig& governor, tlm::ClockDomain& clock) 
   m_hysteresis = governor.hysteresis;
   m_nextDecision = m_responseS;
   m_timeAtPoint.assign(m_energy.dvfs.size(), 0.0);
+  // At the configured interval whatever the report's timeline does.
+  m_recent.emplace(m_timeline.interval());
+  m_recentCore.emplace(m_timeline.interval());
 }
 
 std::vector<double> ChipPower::timeAtPoints(double endS) const {
@@ -165,19 +225,22 @@ void ChipPower::decideUntil(double time) {
     decide(m_nextDecision);
     m_nextDecision += m_responseS;
   }
+  // No later decision reads energy from before its time less the window.
+  const double window = std::max(m_windowS, m_responseS);
+  m_recent->dropBefore(m_nextDecision - window);
+  m_recentCore->dropBefore(m_nextDecision - window);
 }
 
 void ChipPower::decide(double time) {
-  const double I = m_timeline.interval();
   // The window that ends at the next decision is what this one answers for: its part before now
   // is known; the next response time is predicted from the last one, the core's dynamic power
   // scaled by C V^2 f to each point (the rest of the chip does not follow the core clock).
   const double r = std::min(m_responseS, time);
   if (r <= 0.0) return;
-  const double recent = energyIn(m_timeline.fine(), I, time - r, time);
-  const double recentCore = energyIn(m_coreBins, I, time - r, time);
+  const double recent = m_recent->energyIn(time - r, time);
+  const double recentCore = m_recentCore->energyIn(time - r, time);
   const double window = std::max(m_windowS, m_responseS);
-  const double known = energyIn(m_timeline.fine(), I, time + m_responseS - window, time);
+  const double known = m_recent->energyIn(time + m_responseS - window, time);
   const double knownSpan = std::min(time, window - m_responseS);
   const std::vector<DvfsPoint>& points = m_energy.dvfs;
   const DvfsPoint& now = points[m_point];
@@ -277,9 +340,9 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
   if (joules == 0.0) return;
   const bool onCore = component == Component::kTensorCore || component == Component::kVectorUnit;
   if (onCore) joules *= m_coreEnergyScale;
-  if (onCore && m_clock != nullptr) {
-    spread(m_coreBins, m_timeline.interval(), 1.0 / m_timeline.interval(), joules, tlm::seconds(e.start),
-           tlm::seconds(e.time));
+  if (m_clock != nullptr) {
+    m_recent->add(joules, tlm::seconds(e.start), tlm::seconds(e.time));
+    if (onCore) m_recentCore->add(joules, tlm::seconds(e.start), tlm::seconds(e.time));
   }
   // Moving data between chips is communication, whatever the phase of the op that sent it.
   const auto phase = component == Component::kFabricPorts ? static_cast<std::size_t>(tlm::LlmPhase::kCommunication)
@@ -312,7 +375,7 @@ void ChipPower::accrue(double timeS) {
   m_stateJ[static_cast<std::size_t>(m_state)] += (idleW() - gatedW()) * dt;
   m_stateS[static_cast<std::size_t>(m_state)] += dt;
   if (saved > 0.0) {
-    spread(m_gatedBins, m_timeline.interval(), 1.0 / m_timeline.interval(), saved, m_stateSince, timeS);
+    m_gatedBins.add(saved, m_stateSince, timeS);
     m_gatedJ += saved;
   }
   m_stateSince = timeS;
@@ -362,12 +425,9 @@ std::array<double, kServingStates> ChipPower::stateTimeS(double endS) const {
   return t;
 }
 
-std::vector<double> ChipPower::gatedStaticBins(double endS) const {
-  std::vector<double> bins = m_gatedBins;
-  if (endS > m_stateSince && gatedW() > 0.0) {
-    spread(bins, m_timeline.interval(), 1.0 / m_timeline.interval(), gatedW() * (endS - m_stateSince), m_stateSince,
-           endS);
-  }
+EnergyBins ChipPower::gatedStaticBins(double endS) const {
+  EnergyBins bins = m_gatedBins;
+  if (endS > m_stateSince && gatedW() > 0.0) bins.add(gatedW() * (endS - m_stateSince), m_stateSince, endS);
   return bins;
 }
 
@@ -403,10 +463,12 @@ PowerMonitor::PowerMonitor(const PowerManagementConfig& config, const std::vecto
       continue;
     }
     m_chips.push_back(std::make_unique<ChipPower>(spec.name, spec.type, *spec.energy, spec.hbmBurstBytes, spec.ratedW,
-                                                  config.intervalS));
+                                                  config.intervalS, static_cast<std::size_t>(config.maxBins)));
     if (spec.coreClock != nullptr) m_chips.back()->govern(config.governor, *spec.coreClock);
   }
-  if (switchEnergy != nullptr && switches > 0) m_switches.emplace(*switchEnergy, switches, config.intervalS);
+  if (switchEnergy != nullptr && switches > 0) {
+    m_switches.emplace(*switchEnergy, switches, config.intervalS, static_cast<std::size_t>(config.maxBins));
+  }
 }
 
 void PowerMonitor::setMirrors(std::vector<int> mirrorOf) {

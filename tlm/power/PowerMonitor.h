@@ -32,31 +32,76 @@ const char* componentName(Component component);
 inline constexpr std::size_t kPhases = 3;
 const char* phaseName(std::size_t phase);
 
+/// Energy in bins of `interval` from time 0, at most `maxBins` of them: when an event reaches past
+/// the last one, adjacent pairs merge and the interval doubles. Energy is kept exactly; a long run
+/// loses resolution, not joules, and its memory stays bounded.
+class EnergyBins {
+ public:
+  EnergyBins(double intervalS, std::size_t maxBins);
+  /// Adds `joules` spread evenly over [startS, endS] (all in one bin when equal).
+  void add(double joules, double startS, double endS);
+  /// The bin width now: the configured interval times a power of two.
+  double interval() const { return m_interval; }
+  std::size_t size() const { return m_bins.size(); }
+  /// Energy of bin `b` (0 past the last event).
+  double at(std::size_t b) const { return b < m_bins.size() ? m_bins[b] : 0.0; }
+  const std::vector<double>& bins() const { return m_bins; }
+  /// The bins merged to `intervalS`, a power-of-two multiple of interval().
+  std::vector<double> resampled(double intervalS) const;
+  /// Energy in [from, to), edge bins in proportion.
+  double energyIn(double from, double to) const;
+
+ private:
+  void mergePairs();
+  double m_interval;
+  double m_perInterval;
+  std::size_t m_maxBins;
+  std::vector<double> m_bins;
+};
+
 /// Energy binned in time: all dynamic energy at the fine `interval` (for peak and sustained power),
-/// and per phase at a coarse interval (for energy inside a measurement window).
+/// and per phase at a coarse interval (for energy inside a measurement window). Both are
+/// EnergyBins: past `maxBins` their intervals double.
 class EnergyTimeline {
  public:
   /// The coarse bins are a whole number of fine ones, about 1 ms.
-  explicit EnergyTimeline(double intervalS);
+  EnergyTimeline(double intervalS, std::size_t maxBins = kDefaultMaxBins);
   /// Adds `joules` of `phase`, spread evenly over [startS, endS] (all in one bin when equal).
   void add(double joules, std::size_t phase, double startS, double endS);
-  double interval() const { return m_interval; }
-  double coarseInterval() const { return m_coarseInterval; }
-  std::size_t bins() const { return m_bins.size(); }
+  double interval() const { return m_fine.interval(); }
+  double coarseInterval() const { return m_coarse[0].interval(); }
+  std::size_t bins() const { return m_fine.size(); }
   /// Dynamic energy of fine bin `b`.
-  double at(std::size_t b) const { return b < m_bins.size() ? m_bins[b] : 0.0; }
-  /// The fine bins (zeros past the last event).
-  const std::vector<double>& fine() const { return m_bins; }
+  double at(std::size_t b) const { return m_fine.at(b); }
+  /// The fine bins (of width interval()).
+  const std::vector<double>& fine() const { return m_fine.bins(); }
+  const EnergyBins& fineBins() const { return m_fine; }
   /// Dynamic energy of `phase` in [startS, endS), coarse bins cut in proportion at the edges.
   double phaseEnergy(std::size_t phase, double startS, double endS) const;
 
  private:
+  EnergyBins m_fine;
+  std::array<EnergyBins, kPhases> m_coarse;
+};
+
+/// The latest stretch of energy at a fixed interval, for a DVFS governor: its bins are those of
+/// an unbounded timeline (the same arithmetic), less those before a time no decision reads again.
+class RecentEnergy {
+ public:
+  explicit RecentEnergy(double intervalS);
+  /// As EnergyBins::add; the part before the dropped bins is not kept.
+  void add(double joules, double startS, double endS);
+  /// Energy in [from, to), edge bins in proportion; `from` must not lie before the dropped bins.
+  double energyIn(double from, double to) const;
+  /// Bins that end at or before `timeS` may be forgotten.
+  void dropBefore(double timeS);
+  std::size_t kept() const { return m_bins.size(); }
+
+ private:
   double m_interval;
-  double m_coarseInterval;
   double m_perInterval;
-  double m_perCoarseInterval;
+  std::size_t m_first = 0;  ///< index (from time 0) of m_bins[0]
   std::vector<double> m_bins;
-  std::array<std::vector<double>, kPhases> m_coarse;
 };
 
 /// Energy of `bins` (of width `interval` from time 0) in [from, to), edge bins in proportion.
@@ -102,7 +147,7 @@ const char* servingStateName(ServingState state);
 class ChipPower : public tlm::ActivityListener {
  public:
   ChipPower(std::string name, std::string type, const ChipEnergyConfig& energy, double hbmBurstBytes, double ratedW,
-            double intervalS);
+            double intervalS, std::size_t maxBins = kDefaultMaxBins);
   /// Lets `governor` drive `clock` (no effect for GovernorKind::kNone or fewer than two points).
   void govern(const GovernorConfig& governor, tlm::ClockDomain& clock);
   bool governed() const { return m_clock != nullptr; }
@@ -136,8 +181,8 @@ class ChipPower : public tlm::ActivityListener {
   /// Energy (dynamic and static) and time in each serving state up to `endS`.
   std::array<double, kServingStates> stateEnergyJ(double endS) const;
   std::array<double, kServingStates> stateTimeS(double endS) const;
-  /// Static energy not drawn because arrays were gated, per fine bin, up to `endS`.
-  std::vector<double> gatedStaticBins(double endS) const;
+  /// Static energy not drawn because arrays were gated, binned as the timeline, up to `endS`.
+  EnergyBins gatedStaticBins(double endS) const;
   /// Static energy drawn in [0, endS): idle power less what gated arrays saved.
   double staticJ(double endS) const;
 
@@ -187,7 +232,8 @@ class ChipPower : public tlm::ActivityListener {
   std::vector<double> m_timeAtPoint;
   std::size_t m_changes = 0;
   std::vector<ClockChange> m_clockLog;
-  std::vector<double> m_coreBins;  ///< core dynamic energy per fine bin, for the prediction
+  std::optional<RecentEnergy> m_recent;      ///< all dynamic energy, for the decisions
+  std::optional<RecentEnergy> m_recentCore;  ///< core dynamic energy, for the prediction
 
   /// Closes the current state and gating interval at `timeS`.
   void accrue(double timeS);
@@ -198,15 +244,15 @@ class ChipPower : public tlm::ActivityListener {
   std::array<double, kServingStates> m_stateS{};
   int m_gated = 0;
   int m_arrays = 1;
-  std::vector<double> m_gatedBins;  ///< static energy saved, per fine bin (closed intervals)
+  EnergyBins m_gatedBins;  ///< static energy saved (closed intervals)
   double m_gatedJ = 0.0;
 };
 
 /// Every switch of the fabric together (one switch type per platform).
 class SwitchPower : public tlm::ActivityListener {
  public:
-  SwitchPower(const SwitchEnergyConfig& energy, int switches, double intervalS)
-      : m_energy(energy), m_switches(switches), m_timeline(intervalS) {}
+  SwitchPower(const SwitchEnergyConfig& energy, int switches, double intervalS, std::size_t maxBins = kDefaultMaxBins)
+      : m_energy(energy), m_switches(switches), m_timeline(intervalS, maxBins) {}
   void onActivity(const tlm::ActivityEvent& event) override;
   double staticW() const { return m_energy.staticW * m_switches; }
   int switches() const { return m_switches; }
@@ -280,7 +326,8 @@ class PowerMonitor : public tlm::ActivityListener {
   std::vector<std::string> m_missing;
   std::vector<int> m_mirrorOf;  ///< per chip: -1, or the chip it mirrors
 
-  nlohmann::ordered_json dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double endS) const;
+  nlohmann::ordered_json dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double intervalS,
+                                  double endS) const;
 };
 
 }  // namespace scoville::power

@@ -52,16 +52,19 @@ struct Series {
   Json sustained = Json::array();
 };
 
-Series seriesOf(std::vector<double> watts, const PowerManagementConfig& config, double endS, double limitW) {
+/// `intervalS`: the bins' width (the configured interval, or a power-of-two multiple of it when
+/// a long run's timelines merged bins).
+Series seriesOf(std::vector<double> watts, const PowerManagementConfig& config, double intervalS, double endS,
+                double limitW) {
   Series s;
   s.watts = std::move(watts);
   for (std::size_t b = 0; b < s.watts.size(); ++b) {
-    s.energyJ += s.watts[b] * binWidth(b, s.watts.size(), config.intervalS, endS);
+    s.energyJ += s.watts[b] * binWidth(b, s.watts.size(), intervalS, endS);
     s.peakW = std::max(s.peakW, s.watts[b]);
   }
   for (const double window : config.windowsS) {
-    const auto bins = static_cast<std::size_t>(std::max(1.0, std::round(window / config.intervalS)));
-    SustainedPower sustained = sustainedPower(s.watts, config.intervalS, bins, limitW);
+    const auto bins = static_cast<std::size_t>(std::max(1.0, std::round(window / intervalS)));
+    SustainedPower sustained = sustainedPower(s.watts, intervalS, bins, limitW);
     // A window of whole bins is reported as configured (not as bins x interval, off in the last digit).
     if (std::fabs(sustained.windowS - window) <= 1e-9 * window) sustained.windowS = window;
     s.sustained.push_back(sustainedJson(sustained, limitW));
@@ -81,12 +84,13 @@ Json timelineOf(const std::vector<double>& watts, std::size_t stride) {
 }
 
 /// A chip's entry in `power.chips` (its own name, as not a mirror).
-Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>& gated, std::size_t bins, double I,
-               double endS, Json dvfs) {
+/// `dynamic` and `gated`: the chip's timeline and gated static energy, binned at `I`.
+Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>& dynamic,
+               const std::vector<double>& gated, std::size_t bins, double I, double endS, Json dvfs) {
   // Static energy of bins where the chip did nothing is its idle energy (less what gated arrays saved).
   double idleJ = 0.0;
   for (std::size_t b = 0; b < bins; ++b) {
-    if (chip.timeline().at(b) == 0.0) {
+    if (b >= dynamic.size() || dynamic[b] == 0.0) {
       idleJ += chip.idleW() * binWidth(b, bins, I, endS) - (b < gated.size() ? gated[b] : 0.0);
     }
   }
@@ -122,7 +126,7 @@ Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>
 
 }  // namespace
 
-Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double endS) const {
+Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double I, double endS) const {
   Json j;
   const GovernorConfig& g = m_config.governor;
   j["governor"] = !chip.governed() ? "none" : g.kind == GovernorKind::kCapRated ? "cap_rated" : "cap_target";
@@ -139,7 +143,6 @@ Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& wa
   j["changed_by"] = chip.clockChanges() == 0 ? "none" : chip.governed() ? "governor" : "phase_policy";
   if (chip.governed()) {
     // The highest power over the governor's window once it has decided for the first time.
-    const double I = m_config.intervalS;
     const auto first = std::min(watts.size(), static_cast<std::size_t>(std::ceil(chip.firstDecisionS() / I - 1e-9)));
     const std::vector<double> after(watts.begin() + static_cast<std::ptrdiff_t>(first), watts.end());
     const auto bins = static_cast<std::size_t>(std::max(1.0, std::round(g.windowS / I)));
@@ -158,11 +161,19 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     j["reason"] = fmt::format("chip type(s) without a `power` section: {}", fmt::join(m_missing, ", "));
     return j;
   }
+  // Every timeline at the coarsest interval any of them reached (the configured one unless the
+  // run outgrew `max_bins` bins).
+  double I = m_config.intervalS;
+  for (std::size_t c = 0; c < m_chips.size(); ++c) {
+    if (m_mirrorOf[c] >= 0) continue;
+    I = std::max({I, m_chips[c]->timeline().interval(), m_chips[c]->gatedStaticBins(endS).interval()});
+  }
+  if (m_switches) I = std::max(I, m_switches->timeline().interval());
   j["modelled"] = true;
-  j["interval_s"] = m_config.intervalS;
+  j["interval_s"] = I;
+  j["configured_interval_s"] = m_config.intervalS;
   j["windows_s"] = m_config.windowsS;
   j["duration_s"] = endS;
-  const double I = m_config.intervalS;
   const std::size_t bins = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(endS / I - 1e-9)));
   const std::size_t stride = std::max<std::size_t>(1, (bins + kTimelinePoints - 1) / kTimelinePoints);
 
@@ -180,15 +191,17 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     const ChipPower& chip = *m_chips[src];
     auto it = series.find(src);
     if (it == series.end()) {
-      const std::vector<double> gated = chip.gatedStaticBins(endS);
+      const std::vector<double> dynamic = chip.timeline().fineBins().resampled(I);
+      const std::vector<double> gated = chip.gatedStaticBins(endS).resampled(I);
       std::vector<double> watts(bins);
       for (std::size_t b = 0; b < bins; ++b) {
         const double w = binWidth(b, bins, I, endS);
-        watts[b] = (chip.timeline().at(b) - (b < gated.size() ? gated[b] : 0.0)) / w + chip.idleW();
+        watts[b] = ((b < dynamic.size() ? dynamic[b] : 0.0) - (b < gated.size() ? gated[b] : 0.0)) / w + chip.idleW();
       }
-      it = series.emplace(src, seriesOf(std::move(watts), m_config, endS, chip.ratedW())).first;
+      it = series.emplace(src, seriesOf(std::move(watts), m_config, I, endS, chip.ratedW())).first;
       chipTimelines[chip.name()] = timelineOf(it->second.watts, stride);
-      entries.emplace(src, chipEntry(chip, it->second, gated, bins, I, endS, dvfsJson(chip, it->second.watts, endS)));
+      entries.emplace(
+          src, chipEntry(chip, it->second, dynamic, gated, bins, I, endS, dvfsJson(chip, it->second.watts, I, endS)));
     }
     const Series& s = it->second;
     for (std::size_t b = 0; b < bins; ++b) platformW[b] += s.watts[b];
@@ -203,12 +216,13 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
   }
   double switchJ = 0.0;
   if (m_switches) {
+    const std::vector<double> dynamic = m_switches->timeline().fineBins().resampled(I);
     for (std::size_t b = 0; b < bins; ++b) {
-      platformW[b] += m_switches->timeline().at(b) / binWidth(b, bins, I, endS) + m_switches->staticW();
+      platformW[b] += (b < dynamic.size() ? dynamic[b] : 0.0) / binWidth(b, bins, I, endS) + m_switches->staticW();
     }
     switchJ = m_switches->dynamicJ() + m_switches->staticW() * endS;
   }
-  const Series platform = seriesOf(std::move(platformW), m_config, endS, ratedW);
+  const Series platform = seriesOf(std::move(platformW), m_config, I, endS, ratedW);
 
   Json p;
   p["chips"] = m_chips.size();
@@ -245,11 +259,11 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     std::array<double, kPhases> phase{};
     for (std::size_t c = 0; c < m_chips.size(); ++c) {
       const ChipPower& chip = *m_chips[m_mirrorOf[c] >= 0 ? static_cast<std::size_t>(m_mirrorOf[c]) : c];
-      energy += energyIn(chip.timeline().fine(), I, ws, we) + chip.idleW() * duration -
-                energyIn(chip.gatedStaticBins(we), I, ws, we);
+      energy += chip.timeline().fineBins().energyIn(ws, we) + chip.idleW() * duration -
+                chip.gatedStaticBins(we).energyIn(ws, we);
       for (std::size_t k = 0; k < kPhases; ++k) phase[k] += chip.timeline().phaseEnergy(k, ws, we);
     }
-    if (m_switches) energy += energyIn(m_switches->timeline().fine(), I, ws, we) + m_switches->staticW() * duration;
+    if (m_switches) energy += m_switches->timeline().fineBins().energyIn(ws, we) + m_switches->staticW() * duration;
     // Prefill and decode carry their own dynamic energy and a share of the rest (communication,
     // static, switches) in proportion to it.
     const double compute = phase[0] + phase[1];
