@@ -113,6 +113,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     r->index = d;
     r->role = replicaChips[static_cast<std::size_t>(d)].first;
     uint64_t kvTokens = ~uint64_t{0};  // tokens of KV the tightest chip holds
+    std::vector<uint64_t> frees;       // each chip's HBM left for KV
     for (int c = 0; c < m_tp * m_pp; ++c) {
       const int rank = c % m_tp;
       const int stage = c / m_tp;
@@ -135,27 +136,28 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
                                       bytesText(chipConfig.hbm.capacityBytes)));
         continue;
       }
-      kvTokens =
-          std::min(kvTokens, static_cast<uint64_t>(free) /
-                                 std::max<uint64_t>(1, planner.kvBytesPerTokenPerLayer() * planner.stageLayers()));
+      frees.push_back(static_cast<uint64_t>(free));
     }
     if (!misfits.empty()) continue;
     // One cache per replica: every chip holds its slice (its ranks' heads, its stage's layers) of
     // the same tokens, so the tightest chip bounds the blocks. The allocator is sized in stage 0's
-    // layers (the most; later stages use the first layers of each slot's region).
-    const StepPlanner& lead = *r->planners.front();
-    const uint64_t kvCapacity = kvTokens * lead.kvBytesPerTokenPerLayer() * lead.stageLayers();
+    // layers (the most; later stages use the first layers of each slot's region), or, beside
+    // sliding-window layers, in the layers that keep every token (kvShape).
+    const hw::KvModelShape shape = kvShape(*r);
+    const uint64_t tokenBytes = std::max<uint64_t>(1, shape.bytesPerTokenPerLayer * shape.layers);
+    for (const uint64_t free : frees) kvTokens = std::min(kvTokens, free / tokenBytes);
+    const uint64_t kvCapacity = kvTokens * tokenBytes;
     const bool swaps = placement.kvCache.preemption == hw::KvPreemption::kSwap;
-    auto kv = std::make_unique<hw::KvBlockAllocator>(
-        placement.kvCache, hw::KvModelShape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()},
-        kvCapacities(config, *r, kvCapacity, files.platform), hw::makeKvPlacementPolicy(m_kvPlacement));
+    auto kv = std::make_unique<hw::KvBlockAllocator>(placement.kvCache, shape,
+                                                     kvCapacities(config, *r, kvCapacity, files.platform),
+                                                     hw::makeKvPlacementPolicy(m_kvPlacement));
     const uint64_t capacityTokens = kv->placedCapacityBlocks() * kv->blockTokens();
     m_kvCapacityTokens = capacityTokens;
-    if (capacityTokens < longest) {
+    if (kv->slotsFor(longest) > kv->placedCapacityBlocks()) {
       misfits.push_back(fmt::format(
-          "replica {}: the KV cache holds {} tokens ({} per chip at {} per token) but the longest request needs {}", d,
-          capacityTokens, bytesText(static_cast<double>(kvCapacity)),
-          bytesText(static_cast<double>(lead.kvBytesPerTokenPerLayer() * lead.stageLayers())), longest));
+          "replica {}: the KV cache holds {} tokens ({} per chip at {} per token{}) but the longest request needs {}",
+          d, capacityTokens, bytesText(static_cast<double>(kvCapacity)), bytesText(static_cast<double>(tokenBytes)),
+          shape.windowSlots > 0 ? ", and the blocks of its sliding window" : "", longest));
       continue;
     }
     r->stats.hostKvBlocks = kv->capacityBlocks(hw::KvTier::kHost);
@@ -190,9 +192,8 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     decideMirrors(*r, mirror, config);
     for (int c = 0; c < m_tp * m_pp; ++c) {
       hw::Chip& chip = platform.chip(r->chips[static_cast<std::size_t>(c)]);
-      r->drivers.push_back(
-          std::make_unique<StepDriver>(fmt::format("driver{}", r->chips[static_cast<std::size_t>(c)]).c_str(),
-                                       chip.config().sram, mode));
+      r->drivers.push_back(std::make_unique<StepDriver>(
+          fmt::format("driver{}", r->chips[static_cast<std::size_t>(c)]).c_str(), chip.config().sram, mode));
       r->drivers.back()->loadPort.socket.bind(chip.socket());
       r->drivers.back()->computePort.socket.bind(chip.socket());
       r->drivers.back()->setStack(m_scenario.stack ? &*m_scenario.stack : nullptr);

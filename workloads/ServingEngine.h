@@ -273,6 +273,11 @@ class ServingEngine : public sc_core::sc_module {
   /// Disaggregation: moves request `id`'s prompt KV from prefill replica `from` to decode replica
   /// `to` over the fabric (every rank to the same rank), then queues it there.
   void transferKv(uint64_t id, int from, int to);
+  /// Replica `r`'s KV shape: a slot holds stage 0's layers; beside sliding-window layers, the
+  /// layers that keep every token (the most of any chip), each window block taking as many slots
+  /// as the window layers need (rounded up). A model whose every layer has a window keeps all of
+  /// them (no saving is modelled).
+  hw::KvModelShape kvShape(const Replica& r) const;
   /// The bytes each tier gives replica `r`'s cache, `kvBytes` being what its tightest chip has
   /// for KV: all local, or its spill_to_remote split; host memory under swap preemption or
   /// offload_to_host (swapSpace).

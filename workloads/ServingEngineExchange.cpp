@@ -110,7 +110,7 @@ void ServingEngine::transferKv(uint64_t id, int from, int to) {
   uint64_t total = 0;
   for (int rank = 0; rank < m_tp; ++rank) {
     const StepPlanner& planner = *src.planners[static_cast<std::size_t>(rank)];
-    const uint64_t bytes = planner.kvBytesPerTokenPerLayer() * planner.stageLayers() * record.inputTokens;
+    const uint64_t bytes = planner.kvBytesFor(record.inputTokens);  // window layers: their window only
     total += bytes;
     PipelineLink* link = m_kvLinks.at({from, to, rank}).get();
     sc_core::sc_spawn(

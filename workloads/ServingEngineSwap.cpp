@@ -20,9 +20,9 @@ uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const 
   const uint64_t share = platform::hostMemoryPerChip(config);
   uint64_t blocks = ~uint64_t{0};
   uint64_t tightestSlice = 0;
+  const hw::KvModelShape shape = kvShape(r);
   for (const auto& planner : r.planners) {
-    const uint64_t slice =
-        std::max<uint64_t>(1, planner->kvBytesPerTokenPerLayer() * planner->stageLayers() * blockTokens);
+    const uint64_t slice = std::max<uint64_t>(1, planner->kvBytesPerTokenPerLayer() * shape.layers * blockTokens);
     if (share / slice < blocks) {
       blocks = share / slice;
       tightestSlice = slice;
@@ -41,8 +41,24 @@ uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const 
                     config::formatQuantity(static_cast<double>(tightestSlice), config::dim::kBytes), blockTokens,
                     m_kvPlacement == "offload_to_host" ? "place KV locally" : "use preemption recompute"));
   }
+  return blocks * shape.bytesPerTokenPerLayer * shape.layers * blockTokens;
+}
+
+hw::KvModelShape ServingEngine::kvShape(const Replica& r) const {
   const StepPlanner& lead = *r.planners.front();
-  return blocks * lead.kvBytesPerTokenPerLayer() * lead.stageLayers() * blockTokens;
+  hw::KvModelShape shape{lead.stageLayers(), lead.kvBytesPerTokenPerLayer()};
+  uint32_t full = 0;
+  uint32_t window = 0;
+  for (const auto& planner : r.planners) {
+    full = std::max(full, planner->stageLayers() - planner->kvWindowLayers());
+    window = std::max(window, planner->kvWindowLayers());
+  }
+  if (full > 0 && window > 0) {
+    shape.layers = full;
+    shape.windowSlots = (window + full - 1) / full;
+    shape.windowTokens = static_cast<uint64_t>(m_model.slidingWindow);
+  }
+  return shape;
 }
 
 hw::KvTierCapacities ServingEngine::kvCapacities(const platform::PlatformConfig& config, const Replica& r,
@@ -134,9 +150,9 @@ void ServingEngine::attachSwappers(Replica& r, platform::Platform& platform, tlm
   for (std::size_t c = 0; c < r.chips.size(); ++c) {
     const int chip = r.chips[c];
     const StepPlanner& planner = *r.planners[c];
-    r.swappers.push_back(
-        std::make_unique<KvSwapper>(fmt::format("kv_swap{}", chip).c_str(), chip, planner.stageLayers(),
-                                    planner.kvBytesPerTokenPerLayer() * blockTokens, planner.kvBase(), mode));
+    r.swappers.push_back(std::make_unique<KvSwapper>(fmt::format("kv_swap{}", chip).c_str(), chip, kvShape(r).layers,
+                                                     planner.kvBytesPerTokenPerLayer() * blockTokens, planner.kvBase(),
+                                                     mode));
     r.swappers.back()->hbm.socket.bind(platform.chip(chip).socket());
     r.swappers.back()->host.bind(platform.hostLink(chip).socket);
   }

@@ -17,12 +17,12 @@ void ServingScheduler::submit(const ServingRequest& request) {
   }
   // The most KV it ever holds: the prompt and every output token but the last (never fed back).
   const uint64_t peak = request.inputTokens + std::max<uint64_t>(request.outputTokens, 1) - 1;
-  const uint64_t blocks = (peak + m_kv->blockTokens() - 1) / m_kv->blockTokens();
+  const uint64_t blocks = m_kv->slotsFor(peak);
   const uint64_t capacity = capacityBlocks();
   if (blocks > capacity) {
     throw std::invalid_argument(fmt::format(
-        "request {} needs {} KV blocks ({} prompt + {} output tokens less the last, {} tokens per block) but the "
-        "cache holds {}",
+        "request {} needs {} KV blocks ({} prompt + {} output tokens less the last, {} tokens per block, with "
+        "the blocks of its sliding window if the model has one) but the cache holds {}",
         request.id, blocks, request.inputTokens, request.outputTokens, m_kv->blockTokens(), capacity));
   }
   if (request.prefilled && request.outputTokens < 2) {
@@ -115,11 +115,10 @@ void ServingScheduler::resumeSwapped(std::size_t maxBatch, uint64_t& budget) {
   while (!m_preemptedThisStep && !m_swapped.empty() && m_step.size() < maxBatch && budget > 0) {
     const uint64_t id = m_swapped.front();
     const Sequence& s = m_sequences.at(id);
-    uint64_t onHost = 0;
-    for (const hw::KvBlock& b : m_kv->blocks(id)) onHost += b.tier == hw::KvTier::kHost ? 1 : 0;
+    const uint64_t onHost = m_kv->slotsOn(id, hw::KvTier::kHost);
     // A decode's token may need a new block; with room for it the decode below never preempts.
-    const bool grows = s.decoding() && m_kv->tokens(id) % m_kv->blockTokens() == 0;
-    const uint64_t need = onHost + (grows ? 1 : 0) + (m_running.empty() ? 0 : watermark());
+    const uint64_t grows = s.decoding() ? m_kv->slotsAdded(m_kv->tokens(id), 1) : 0;
+    const uint64_t need = onHost + grows + (m_running.empty() ? 0 : watermark());
     std::vector<hw::KvBlockMove> moves;
     if (freeBlocks() < need || !m_kv->swapIn(id, moves)) {
       if (!m_running.empty()) return;  // waits for room: running requests finish
@@ -183,7 +182,7 @@ StepBatch ServingScheduler::next() {
     // Admission keeps a watermark of free blocks (kv_watermark) so that running requests can grow:
     // a request admitted into the last free blocks would preempt itself at its first new block.
     // With nothing running, it only has to fit.
-    const uint64_t need = (s.prefillTarget + m_kv->blockTokens() - 1) / m_kv->blockTokens();
+    const uint64_t need = m_kv->slotsFor(s.prefillTarget);
     if (!m_running.empty() && freeBlocks() < need + watermark()) break;
     if (!m_kv->admit(id, s.prefillTarget).ok) break;  // first come, first served: no overtaking
     s.admitted = m_nextAdmission++;
@@ -196,6 +195,7 @@ StepBatch ServingScheduler::next() {
   StepBatch batch;
   const uint64_t slots = m_kv->capacityBlocks(hw::KvTier::kLocalHbm);
   batch.kvLayerStride = slots * m_kv->layerBlockBytes();
+  batch.kvLayerRegions = m_kv->shape().layers;
   if (m_kv->policy().mayUse(hw::KvTier::kRemoteHbm) || m_kv->policy().mayUse(hw::KvTier::kHost)) batch.kv = m_kv.get();
   for (const Planned& p : m_step) {
     const Sequence& s = m_sequences.at(p.id);

@@ -237,12 +237,13 @@ class StepPlanner::Builder {
       uint64_t cursor = 0;
     };
     std::array<Stream, hw::kKvTierCount> streams{};
+    const uint64_t region = b.kvLayerRegions > 0 ? local % b.kvLayerRegions : local;
     streams[hw::kvTierIndex(hw::KvTier::kLocalHbm)] =
-        Stream{p.m_kvBase + local * b.kvLayerStride, b.kvLayerStride, b.sequences.front().kvAddress};
+        Stream{p.m_kvBase + region * b.kvLayerStride, b.kvLayerStride, b.sequences.front().kvAddress};
     if (b.kv != nullptr) {
       for (const hw::KvTier tier : {hw::KvTier::kRemoteHbm, hw::KvTier::kHost}) {
         const uint64_t stride = b.kv->capacityBlocks(tier) * b.kv->layerBlockBytes();
-        streams[hw::kvTierIndex(tier)] = Stream{local * stride, stride, 0};
+        streams[hw::kvTierIndex(tier)] = Stream{region * stride, stride, 0};
       }
     }
     const auto addKv = [&](PlannedOp& op, tlm::OpKind kind, hw::KvTier tier, uint64_t bytes) {

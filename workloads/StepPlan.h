@@ -124,8 +124,12 @@ struct StepSequence {
 struct StepBatch {
   std::vector<StepSequence> sequences;
   /// Bytes from one layer's KV region to the next: a sequence's KV of stage layer i starts at
-  /// kvBase + kvAddress + i x kvLayerStride.
+  /// kvBase + kvAddress + (i mod kvLayerRegions) x kvLayerStride.
   uint64_t kvLayerStride = 0;
+  /// Layer regions of the KV space (0: one per stage layer). A cache whose sliding-window layers
+  /// keep only their window holds fewer regions than layers; the window layers' streams then
+  /// share them (their blocks are placed like those of the other layers).
+  uint32_t kvLayerRegions = 0;
   /// Tokens routed to each expert, [model layer][routed expert] (empty rows for dense layers);
   /// required for a mixture-of-experts model. Every rank of a group gets the same routing.
   const std::vector<std::vector<uint64_t>>* expertTokens = nullptr;
@@ -202,6 +206,11 @@ class StepPlanner {
   /// Layers of this chip's stage: [firstLayer(), firstLayer() + stageLayers()).
   uint32_t firstLayer() const { return m_firstLayer; }
   uint32_t stageLayers() const { return m_stageLayers; }
+  /// Stage layers that attend to a sliding window (their KV is needed for the window only).
+  uint32_t kvWindowLayers() const;
+  /// KV bytes a sequence of `tokens` tokens holds on this chip: every token in the other layers,
+  /// the last window's in the window layers.
+  uint64_t kvBytesFor(uint64_t tokens) const;
 
  private:
   struct LayerWeights {

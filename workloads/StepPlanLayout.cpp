@@ -161,6 +161,19 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
   }
 }
 
+uint32_t StepPlanner::kvWindowLayers() const {
+  uint32_t n = 0;
+  for (uint32_t l = m_firstLayer; l < m_firstLayer + m_stageLayers; ++l)
+    n += m_model.isSlidingLayer(static_cast<int>(l));
+  return n;
+}
+
+uint64_t StepPlanner::kvBytesFor(uint64_t tokens) const {
+  const uint64_t window = kvWindowLayers();
+  const uint64_t windowTokens = std::min<uint64_t>(tokens, static_cast<uint64_t>(std::max(0, m_model.slidingWindow)));
+  return m_kvPerTokenLayer * ((m_stageLayers - window) * tokens + window * windowTokens);
+}
+
 bool StepPlanner::plansLike(const StepPlanner& o) const {
   const auto layout = [](const LayerWeights& w) {
     return std::make_tuple(w.qkv, w.qDown, w.kvDown, w.kvUp, w.o, w.up, w.down, w.router, w.experts);

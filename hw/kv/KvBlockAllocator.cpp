@@ -133,25 +133,98 @@ const std::vector<KvBlock>& KvBlockAllocator::blocks(uint64_t requestId) const {
   return find(requestId).blocks;
 }
 
-bool KvBlockAllocator::growTo(uint64_t requestId, Request& request, uint64_t count) {
-  while (request.blocks.size() < count) {
+uint64_t KvBlockAllocator::slotsOn(uint64_t requestId, KvTier tier) const {
+  const Request& request = find(requestId);
+  uint64_t n = 0;
+  for (const KvBlock& b : request.blocks) n += b.tier == tier ? 1 : 0;
+  for (const KvBlock& b : request.window) n += b.tier == tier ? 1 : 0;
+  return n;
+}
+
+uint64_t KvBlockAllocator::firstWindowBlock(uint64_t tokens) const {
+  return tokens > m_shape.windowTokens ? (tokens - m_shape.windowTokens) / m_blockTokens : 0;
+}
+
+uint64_t KvBlockAllocator::slotsFor(uint64_t tokens) const {
+  const uint64_t blocks = blocksFor(tokens);
+  if (!hasWindow()) return blocks;
+  return blocks + (blocks - std::min(blocks, firstWindowBlock(tokens))) * m_shape.windowSlots;
+}
+
+uint64_t KvBlockAllocator::slotsAdded(uint64_t tokens, uint64_t more) const {
+  const uint64_t before = blocksFor(tokens);
+  const uint64_t after = blocksFor(tokens + more);
+  if (!hasWindow()) return after - before;
+  const uint64_t windowed = after - std::max(before, std::min(after, firstWindowBlock(tokens + more)));
+  return after - before + windowed * m_shape.windowSlots;
+}
+
+KvBlock& KvBlockAllocator::slot(Request& request, std::size_t i) {
+  return i < request.blocks.size() ? request.blocks[i] : request.window[i - request.blocks.size()];
+}
+
+bool KvBlockAllocator::growTo(uint64_t requestId, Request& request, uint64_t tokens) {
+  const uint64_t count = blocksFor(tokens);
+  const uint64_t ws = hasWindow() ? m_shape.windowSlots : 0;
+  uint64_t windowEnd = count;  // blocks before it hold their window slots, or need none
+  if (ws > 0) {
+    // A block's window slots come whole: drop those of a block a failed growth left partial.
+    while (request.window.size() % ws != 0) {
+      dropRef(request.window.back());
+      request.window.pop_back();
+    }
+    const uint64_t from = std::min(firstWindowBlock(tokens), count);
+    if (request.window.empty() || request.windowFirst + request.window.size() / ws < from) {
+      // Nothing held yet, or all of it out of the new window (a growth of more than W tokens).
+      shrinkTo(request, request.blocks.size(), 0);
+      request.windowFirst = from;
+    }
+    windowEnd = request.windowFirst + request.window.size() / ws;
+  }
+  const auto place = [&](std::vector<KvBlock>& into, uint64_t index) {
     const KvTierBlocks free = freeBlocks();
-    const std::optional<KvTier> tier = m_policy->place(free, KvPlacementQuery{requestId, request.blocks.size()});
+    const std::optional<KvTier> tier = m_policy->place(free, KvPlacementQuery{requestId, index});
     if (!tier) return false;
     if (!m_policy->mayUse(*tier) || free[kvTierIndex(*tier)] == 0) {
       throw std::logic_error(
           fmt::format("KV placement policy '{}' chose {} against its contract", m_policy->name(), kvTierName(*tier)));
     }
-    request.blocks.push_back(*allocateSlot(*tier));
+    into.push_back(*allocateSlot(*tier));
+    return true;
+  };
+  for (uint64_t i = std::min<uint64_t>(request.blocks.size(), windowEnd); i < count; ++i) {
+    if (i >= request.blocks.size() && !place(request.blocks, i)) return false;
+    if (i < windowEnd) continue;
+    for (uint64_t k = 0; k < ws; ++k) {
+      if (!place(request.window, i)) return false;
+    }
+    windowEnd = i + 1;
   }
   return true;
 }
 
-void KvBlockAllocator::shrinkTo(Request& request, uint64_t count) {
+void KvBlockAllocator::shrinkTo(Request& request, uint64_t count, std::size_t windowCount) {
+  while (request.window.size() > windowCount) {
+    dropRef(request.window.back());
+    request.window.pop_back();
+  }
   while (request.blocks.size() > count) {
     dropRef(request.blocks.back());
     request.blocks.pop_back();
   }
+}
+
+void KvBlockAllocator::slideWindow(Request& request, uint64_t tokens) {
+  if (!hasWindow()) return;
+  const uint64_t ws = m_shape.windowSlots;
+  const uint64_t from = firstWindowBlock(tokens);
+  uint64_t drop = 0;
+  while (request.windowFirst + drop < from && (drop + 1) * ws <= request.window.size()) ++drop;
+  if (drop == 0) return;
+  const auto end = request.window.begin() + static_cast<std::ptrdiff_t>(drop * ws);
+  for (auto it = request.window.begin(); it != end; ++it) dropRef(*it);
+  request.window.erase(request.window.begin(), end);
+  request.windowFirst += drop;
 }
 
 void KvBlockAllocator::trimPrefix(uint64_t prefixId) {
@@ -184,7 +257,7 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
   }
 
   KvAllocation out;
-  if (!growTo(requestId, request, blocksFor(promptTokens))) {
+  if (!growTo(requestId, request, promptTokens)) {
     shrinkTo(request, 0);
     const uint64_t prefix = request.prefixId;
     m_requests.erase(requestId);
@@ -207,19 +280,20 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
 KvAllocation KvBlockAllocator::append(uint64_t requestId, uint64_t tokens) {
   Request& request = find(requestId);
   if (request.swapped) throw std::invalid_argument(fmt::format("KV request {} is swapped out", requestId));
-  const uint64_t target = blocksFor(request.tokens + tokens);
   const uint64_t before = request.blocks.size();
+  const std::size_t windowBefore = request.window.size();
   KvAllocation out;
-  while (!growTo(requestId, request, target)) {
+  while (!growTo(requestId, request, request.tokens + tokens)) {
     const uint64_t victim = m_residentByRank.rbegin()->second;
     if (victim == requestId) {
-      shrinkTo(request, before);
+      shrinkTo(request, before, windowBefore);
       out.preempted.push_back(preempt(requestId));
       return out;
     }
     out.preempted.push_back(preempt(victim));
   }
   request.tokens += tokens;
+  slideWindow(request, request.tokens);
   out.ok = true;
   return out;
 }
@@ -231,16 +305,16 @@ KvPreempted KvBlockAllocator::preempt(uint64_t requestId) {
   KvPreempted result{requestId, m_config.preemption, request.tokens, {}};
   if (m_config.preemption == KvPreemption::kSwap) {
     std::vector<std::size_t> movable;
-    for (std::size_t i = 0; i < request.blocks.size(); ++i) {
-      const KvBlock& b = request.blocks[i];
+    for (std::size_t i = 0; i < slots(request); ++i) {
+      const KvBlock& b = slot(request, i);
       if (refs(b) == 1 && b.tier != KvTier::kHost) movable.push_back(i);
     }
     if (movable.size() <= freeBlocks()[kvTierIndex(KvTier::kHost)]) {
       for (std::size_t i : movable) {
         const KvBlock to = *allocateSlot(KvTier::kHost);
-        result.moves.push_back(KvBlockMove{request.blocks[i], to});
-        dropRef(request.blocks[i]);
-        request.blocks[i] = to;
+        result.moves.push_back(KvBlockMove{slot(request, i), to});
+        dropRef(slot(request, i));
+        slot(request, i) = to;
       }
       request.swapped = true;
       request.swappedBlocks = std::move(movable);
@@ -272,17 +346,21 @@ bool KvBlockAllocator::swapIn(uint64_t requestId, std::vector<KvBlockMove>& move
   for (std::size_t i : request.swappedBlocks) {
     KvTierBlocks free = freeBlocks();
     free[kvTierIndex(KvTier::kHost)] = 0;
-    const std::optional<KvTier> tier = m_policy->place(free, KvPlacementQuery{requestId, i});
+    // The block a window slot belongs to, for the policy.
+    const uint64_t block = i < request.blocks.size()
+                               ? i
+                               : request.windowFirst + (i - request.blocks.size()) / std::max(1U, m_shape.windowSlots);
+    const std::optional<KvTier> tier = m_policy->place(free, KvPlacementQuery{requestId, block});
     if (!tier || free[kvTierIndex(*tier)] == 0) {
       for (const KvBlockMove& m : moves) dropRef(m.to);
       moves.clear();
       return false;
     }
-    moves.push_back(KvBlockMove{request.blocks[i], *allocateSlot(*tier)});
+    moves.push_back(KvBlockMove{slot(request, i), *allocateSlot(*tier)});
   }
   for (std::size_t k = 0; k < moves.size(); ++k) {
     dropRef(moves[k].from);
-    request.blocks[request.swappedBlocks[k]] = moves[k].to;
+    slot(request, request.swappedBlocks[k]) = moves[k].to;
   }
   m_swapInBytes.add(static_cast<double>(moves.size() * blockBytes()));
   request.swapped = false;

@@ -11,6 +11,13 @@
 // Consecutive slots of one tier are therefore contiguous within each layer, and all addresses of a
 // tier are disjoint, aligned to a layer block, and below the tier's capacity.
 //
+// Sliding windows (KvModelShape::windowSlots > 0): the layers that attend to a window of W tokens
+// keep, as vLLM's hybrid allocator, only the blocks that window spans: a request of n tokens holds
+// its block table (the layers that keep everything) plus `windowSlots` slots for each block that
+// overlaps its last W tokens, [n - W, n); slots of blocks that fall out of the window are freed as
+// it grows. A prompt is admitted with the window at its end (the window layers' KV of earlier
+// prompt chunks lives only while the chunk computes). Window slots are never shared by prefixes.
+//
 // Prefix sharing: requests that declare the same prefix id share the full blocks of their common
 // prefix (a partly filled block is never shared, so appends never write a shared block). Blocks
 // are reference-counted and freed when their last user leaves.
@@ -97,6 +104,13 @@ class KvBlockAllocator {
   uint64_t tokens(uint64_t requestId) const;
   /// Block table of a known request, block i holding tokens [i, i + 1) * block_tokens.
   const std::vector<KvBlock>& blocks(uint64_t requestId) const;
+  /// Slots a known request holds on `tier`: its block table's and its window's.
+  uint64_t slotsOn(uint64_t requestId, KvTier tier) const;
+  /// Slots a request of `tokens` tokens holds (its blocks, and its window's).
+  uint64_t slotsFor(uint64_t tokens) const;
+  /// Slots that growing a request from `tokens` by `more` tokens allocates (before any window
+  /// slot it no longer needs is freed).
+  uint64_t slotsAdded(uint64_t tokens, uint64_t more) const;
 
   /// Adds the tokens [begin, end) of a known request to `out` at the tiers their blocks are on
   /// (SRAM counted as local HBM; tokens past its last block as local HBM).
@@ -135,18 +149,29 @@ class KvBlockAllocator {
     uint64_t prefixId = 0;
     bool swapped = false;
     std::vector<KvBlock> blocks;
-    std::vector<std::size_t> swappedBlocks;  ///< indices into blocks that swap-out moved to host
+    std::vector<KvBlock> window;             ///< window slots of blocks windowFirst.., windowSlots each
+    uint64_t windowFirst = 0;                ///< first block the window slots cover
+    std::vector<std::size_t> swappedBlocks;  ///< slot indices (slot()) that swap-out moved to host
   };
 
   uint64_t blocksFor(uint64_t tokens) const { return (tokens + m_blockTokens - 1) / m_blockTokens; }
+  /// First block that overlaps the window of a request of `tokens` tokens.
+  uint64_t firstWindowBlock(uint64_t tokens) const;
+  /// Slot i of a request: its block table's, then its window's.
+  static KvBlock& slot(Request& request, std::size_t i);
+  static std::size_t slots(const Request& request) { return request.blocks.size() + request.window.size(); }
   std::optional<KvBlock> allocateSlot(KvTier tier);
   void addRef(const KvBlock& block);
   void dropRef(const KvBlock& block);
   uint32_t refs(const KvBlock& block) const;
-  /// Places and appends blocks until `request` has `count`; false (partial) when the policy finds no room.
-  bool growTo(uint64_t requestId, Request& request, uint64_t count);
-  /// Drops blocks of `request` beyond the first `count`.
-  void shrinkTo(Request& request, uint64_t count);
+  /// Places and appends blocks (and their window slots) until `request` holds `tokens` tokens;
+  /// false (partial) when the policy finds no room.
+  bool growTo(uint64_t requestId, Request& request, uint64_t tokens);
+  /// Drops blocks of `request` beyond the first `count`, and window slots beyond `windowCount`.
+  void shrinkTo(Request& request, uint64_t count, std::size_t windowCount = 0);
+  /// Frees the window slots of blocks out of the window of `tokens` tokens.
+  void slideWindow(Request& request, uint64_t tokens);
+  bool hasWindow() const { return m_shape.windowSlots > 0 && m_shape.windowTokens > 0; }
   KvPreempted preempt(uint64_t requestId);
   void trimPrefix(uint64_t prefixId);
   Request& find(uint64_t requestId);

@@ -41,10 +41,15 @@ enum class KvPreemption {
 };
 
 /// Model shape the cache is sized by: each token stores `bytesPerTokenPerLayer` (K and V of all
-/// KV heads) in each of `layers` layers.
+/// KV heads) in each of `layers` layers, the layers that keep every token. A model whose other
+/// layers attend to a sliding window of `windowTokens` (gpt-oss, Gemma) keeps their KV only for the
+/// blocks that window spans: each such block takes `windowSlots` more slots (one slot holds
+/// `layers` layers; 0: no window layers apart).
 struct KvModelShape {
   uint32_t layers = 0;
   uint64_t bytesPerTokenPerLayer = 0;
+  uint32_t windowSlots = 0;
+  uint64_t windowTokens = 0;
 };
 
 struct KvCacheConfig {

@@ -265,6 +265,40 @@ TEST_F(ServingCliTest, ExpertsAcrossDataParallelReplicasDispatchAndCombineAllToA
   EXPECT_EQ(r["metrics"]["ttft_s"]["count"], 4);
 }
 
+// tiny-moe's sliding-window layers (every second one, 128 tokens) keep their window only: the same
+// HBM holds twice the tokens of the model with every layer attending to everything, and a load
+// that the cache holds only in part without the saving runs whole with it.
+TEST_F(ServingCliTest, SlidingWindowLayersKeepOnlyTheirWindowSoTheCacheHoldsTwiceTheTokens) {
+  const std::vector<std::string> load = join({"-m", "tiny-moe", "-p", "jalapeno"}, smallLoad(8, 8, 2048, 64));
+  const std::vector<std::string> noWindow{"--set", "model.sliding_window=0", "--set", "model.sliding_window_every=0"};
+  const Json windowed = serve("windowed", load);
+  const Json full = serve("full", join(load, noWindow));
+  ASSERT_FALSE(windowed.empty());
+  ASSERT_FALSE(full.empty());
+  const double tokens = windowed["kv_cache_capacity_tokens_per_replica"].get<double>();
+  const double fullTokens = full["kv_cache_capacity_tokens_per_replica"].get<double>();
+  EXPECT_NEAR(tokens, 2 * fullTokens, 16.0) << "the same bytes, per token of the two full layers instead of four";
+  EXPECT_EQ(windowed["chips"][0]["kv_cache_capacity_bytes"], full["chips"][0]["kv_cache_capacity_bytes"]);
+  // HBM for about 6 requests of 2,112 tokens without the saving; with it, all 8 fit.
+  const Json& chip = full["chips"][0];
+  const double perToken = chip["kv_cache_capacity_bytes"].get<double>() / fullTokens;
+  const double bytes =
+      chip["weight_bytes"].get<double>() + chip["activation_memory_bytes"].get<double>() + 4096 + 6.0 * 2112 * perToken;
+  const std::vector<std::string> tight{"--set", "platform.chip_types[0].hbm.capacity=" +
+                                                    std::to_string(static_cast<long>(std::ceil(bytes / 1e6))) + " MB"};
+  const Json tightWindowed = serve("tight-windowed", join(load, tight));
+  const Json tightFull = serve("tight-full", join(join(load, noWindow), tight));
+  ASSERT_FALSE(tightWindowed.empty());
+  ASSERT_FALSE(tightFull.empty());
+  // Admission waits for room: six run at once without the saving, all eight with it.
+  EXPECT_LT(tightFull["replicas"][0]["mean_sequences_per_step"].get<double>(), 6.5);
+  EXPECT_GT(tightWindowed["replicas"][0]["mean_sequences_per_step"].get<double>(), 7.5);
+  EXPECT_LT(tightWindowed["metrics"]["ttft_s"]["median"].get<double>(),
+            tightFull["metrics"]["ttft_s"]["median"].get<double>());
+  EXPECT_LT(tightWindowed["metrics"]["e2el_s"]["median"].get<double>(),
+            tightFull["metrics"]["e2el_s"]["median"].get<double>());
+}
+
 TEST_F(ServingCliTest, DisaggregatedPrefillHandsEachPromptsKvToTheDecodePool) {
   // Chips 0-3 prefill (one tp-4 replica), chips 4-7 decode: every request's first token comes
   // from the prefill pool, its prompt KV crosses the switch, the decode pool produces the rest.
@@ -284,7 +318,10 @@ TEST_F(ServingCliTest, DisaggregatedPrefillHandsEachPromptsKvToTheDecodePool) {
   EXPECT_GT(prefill["prefill_tokens"].get<double>(), 0.0);
   EXPECT_EQ(decode["prefill_tokens"], 0) << "nothing preempted, so the decode pool never prefills";
   const workload::ModelConfig model = shippedModel("tiny-moe");
-  const double perPrompt = model.kvBytesPerTokenPerLayer() * model.layers * 512;
+  // Its sliding-window layers (every second one, of 128 tokens) send their window only.
+  ASSERT_EQ(model.slidingWindow, 128);
+  ASSERT_EQ(model.slidingWindowEvery, 2);
+  const double perPrompt = model.kvBytesPerTokenPerLayer() * (model.layers / 2 * 512 + model.layers / 2 * 128);
   const double transfers = r["kv_transfers"]["count"].get<double>();
   EXPECT_GE(transfers, 8.0);
   EXPECT_DOUBLE_EQ(r["kv_transfers"]["bytes"].get<double>(), transfers * perPrompt);

@@ -115,6 +115,77 @@ TEST(KvAllocator, BlocksGrowToExactlyCeilTokensOverBlockTokens) {
   EXPECT_EQ(kv.peakBlocks(KvTier::kLocalHbm), 13u);
 }
 
+// gpt-oss-like: slots hold the layers that keep every token; the as many sliding-window layers
+// keep a 40-token window (with 16-token blocks, the last 3 or 4 blocks), one window slot per block.
+constexpr KvModelShape kWindowShape{2, 64, 1, 40};
+
+KvBlockAllocator makeWindowed(const KvCacheConfig& config, const KvTierCapacities& capacities) {
+  return KvBlockAllocator(config, kWindowShape, capacities, makeKvPlacementPolicy(config.placement));
+}
+
+// A request holds its blocks plus one window slot per block that overlaps its last 40 tokens;
+// the window's slots are freed as it slides, so a long request costs half as much as without.
+TEST(KvAllocator, SlidingWindowLayersHoldOnlyTheBlocksTheirWindowSpans) {
+  KvBlockAllocator kv = makeWindowed(kvConfig("local_first"), blocks(0, 100, 0, 0));
+  EXPECT_EQ(kv.slotsFor(0), 0u);
+  EXPECT_EQ(kv.slotsFor(1), 2u);
+  EXPECT_EQ(kv.slotsFor(40), 3u + 3u);     // window [0, 40): blocks 0-2
+  EXPECT_EQ(kv.slotsFor(41), 3u + 3u);     // window [1, 41): still blocks 0-2
+  EXPECT_EQ(kv.slotsFor(49), 4u + 4u);     // window [9, 49): blocks 0-3
+  EXPECT_EQ(kv.slotsFor(56), 4u + 3u);     // window [16, 56): blocks 1-3
+  EXPECT_EQ(kv.slotsFor(1000), 63u + 3u);  // window [960, 1000): blocks 60-62
+  EXPECT_EQ(kv.slotsAdded(48, 1), 2u) << "block 3 and its window slot";
+  EXPECT_EQ(kv.slotsAdded(49, 1), 0u);
+  ASSERT_TRUE(kv.admit(1, 1).ok);
+  for (uint64_t tokens = 1; tokens <= 300; ++tokens) {
+    if (tokens > 1) {
+      const uint64_t before = kv.usedBlocks(KvTier::kLocalHbm);
+      const uint64_t added = kv.slotsAdded(tokens - 1, 1);
+      ASSERT_TRUE(kv.append(1, 1).ok);
+      EXPECT_LE(kv.usedBlocks(KvTier::kLocalHbm), before + added) << tokens;
+    }
+    EXPECT_EQ(kv.blocks(1).size(), (tokens + 15) / 16) << tokens;
+    EXPECT_EQ(kv.usedBlocks(KvTier::kLocalHbm), kv.slotsFor(tokens)) << tokens;
+    EXPECT_EQ(kv.slotsOn(1, KvTier::kLocalHbm), kv.slotsFor(tokens)) << tokens;
+  }
+  // A prompt is admitted with its window at its end.
+  ASSERT_TRUE(kv.admit(2, 300).ok);
+  EXPECT_EQ(kv.slotsOn(2, KvTier::kLocalHbm), 19u + 3u);
+  kv.release(1);
+  kv.release(2);
+  EXPECT_EQ(kv.usedBlocks(KvTier::kLocalHbm), 0u);
+  // The model without the window saving holds twice the blocks: 19 x 2 slots for 300 tokens.
+  EXPECT_LT(kv.peakBlocks(KvTier::kLocalHbm), 2u * 2u * 19u);
+}
+
+// Window slots are the request's own: a full chip preempts for them, swap moves them to host and
+// back, and a request whose window does not fit is refused.
+TEST(KvAllocator, WindowSlotsArePreemptedSwappedAndRestoredWithTheirRequest) {
+  KvBlockAllocator kv = makeWindowed(kvConfig("local_first", KvPreemption::kSwap), blocks(0, 10, 0, 20));
+  ASSERT_TRUE(kv.admit(1, 32).ok);  // blocks 0-1, window [0, 32): 2 + 2
+  ASSERT_TRUE(kv.admit(2, 48).ok);  // blocks 0-2, window [8, 48): 3 + 3; the chip is full
+  EXPECT_EQ(kv.usedBlocks(KvTier::kLocalHbm), 10u);
+  EXPECT_FALSE(kv.admit(3, 1).ok) << "two slots, none free";
+  // Request 1 grows into block 2 (2 slots): request 2, the newest, is swapped out whole.
+  const KvAllocation grown = kv.append(1, 1);
+  ASSERT_TRUE(grown.ok);
+  ASSERT_EQ(grown.preempted.size(), 1u);
+  EXPECT_EQ(grown.preempted[0].requestId, 2u);
+  EXPECT_EQ(grown.preempted[0].moves.size(), 6u) << "its blocks and its window slots";
+  EXPECT_EQ(kv.usedBlocks(KvTier::kHost), 6u);
+  EXPECT_EQ(kv.slotsOn(1, KvTier::kLocalHbm), kv.slotsFor(33));
+  kv.release(1);
+  std::vector<KvBlockMove> moves;
+  ASSERT_TRUE(kv.swapIn(2, moves));
+  EXPECT_EQ(moves.size(), 6u);
+  EXPECT_EQ(kv.slotsOn(2, KvTier::kLocalHbm), 6u);
+  EXPECT_EQ(kv.usedBlocks(KvTier::kHost), 0u);
+  // It goes on growing and sliding as before it left.
+  ASSERT_TRUE(kv.append(2, 9).ok);  // 57 tokens: blocks 0-3, window [17, 57): blocks 1-3
+  EXPECT_EQ(kv.slotsOn(2, KvTier::kLocalHbm), kv.slotsFor(57));
+  EXPECT_EQ(kv.usedBlocks(KvTier::kLocalHbm), 7u);
+}
+
 // 1 SRAM + 3 local-HBM blocks, filled by A (16 tokens), B (16) and C (32), admitted in that order.
 struct FullChip {
   explicit FullChip(const std::string& policy, KvPreemption preemption = KvPreemption::kRecompute)
