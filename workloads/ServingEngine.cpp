@@ -149,7 +149,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     const uint64_t kvCapacity = kvTokens * tokenBytes;
     const bool swaps = placement.kvCache.preemption == hw::KvPreemption::kSwap;
     auto kv = std::make_unique<hw::KvBlockAllocator>(placement.kvCache, shape,
-                                                     kvCapacities(config, *r, kvCapacity, files.platform),
+                                                     kvCapacities(config, *r, kvCapacity, shape, files.platform),
                                                      hw::makeKvPlacementPolicy(m_kvPlacement));
     const uint64_t capacityTokens = kv->placedCapacityBlocks() * kv->blockTokens();
     m_kvCapacityTokens = capacityTokens;

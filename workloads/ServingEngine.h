@@ -280,13 +280,13 @@ class ServingEngine : public sc_core::sc_module {
   hw::KvModelShape kvShape(const Replica& r) const;
   /// The bytes each tier gives replica `r`'s cache, `kvBytes` being what its tightest chip has
   /// for KV: all local, or its spill_to_remote split; host memory under swap preemption or
-  /// offload_to_host (swapSpace).
+  /// offload_to_host (swapSpace), in whole slots of `shape` (kvShape).
   hw::KvTierCapacities kvCapacities(const platform::PlatformConfig& config, const Replica& r, uint64_t kvBytes,
-                                    const std::string& platformFile) const;
+                                    const hw::KvModelShape& shape, const std::string& platformFile) const;
   /// Swap preemption: bytes of host memory the replica's cache may swap to (whole blocks of the
   /// allocator's size); throws config::ConfigError when it holds no block.
-  uint64_t swapSpace(const platform::PlatformConfig& config, const Replica& r, uint64_t blockTokens,
-                     const std::string& platformFile) const;
+  uint64_t swapSpace(const platform::PlatformConfig& config, const Replica& r, const hw::KvModelShape& shape,
+                     uint64_t blockTokens, const std::string& platformFile) const;
   /// Swap preemption: a KvSwapper per chip of `r`, on the chip's socket and host link.
   void attachSwappers(Replica& r, platform::Platform& platform, tlm::TimingMode mode);
   /// Off-chip KV placement: a KvFetcher per chip of every replica, on the chip's host link

@@ -13,14 +13,14 @@
 
 namespace scoville::workload {
 
-uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const Replica& r, uint64_t blockTokens,
+uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const Replica& r,
+                                  const hw::KvModelShape& shape, uint64_t blockTokens,
                                   const std::string& platformFile) const {
   // Every chip swaps its slice of each block to its own share of its host's memory; the chip
   // whose share holds the fewest of its slices bounds the replica's swap space.
   const uint64_t share = platform::hostMemoryPerChip(config);
   uint64_t blocks = ~uint64_t{0};
   uint64_t tightestSlice = 0;
-  const hw::KvModelShape shape = kvShape(r);
   for (const auto& planner : r.planners) {
     const uint64_t slice = std::max<uint64_t>(1, planner->kvBytesPerTokenPerLayer() * shape.layers * blockTokens);
     if (share / slice < blocks) {
@@ -62,12 +62,13 @@ hw::KvModelShape ServingEngine::kvShape(const Replica& r) const {
 }
 
 hw::KvTierCapacities ServingEngine::kvCapacities(const platform::PlatformConfig& config, const Replica& r,
-                                                 uint64_t kvBytes, const std::string& platformFile) const {
+                                                 uint64_t kvBytes, const hw::KvModelShape& shape,
+                                                 const std::string& platformFile) const {
   hw::KvTierCapacities capacities;
   capacities.localHbmBytes = kvBytes;
   const hw::KvCacheConfig& cache = config.placement.kvCache;
   if (cache.preemption == hw::KvPreemption::kSwap || m_kvPlacement == "offload_to_host") {
-    capacities.hostBytes = swapSpace(config, r, static_cast<uint64_t>(cache.blockTokens), platformFile);
+    capacities.hostBytes = swapSpace(config, r, shape, static_cast<uint64_t>(cache.blockTokens), platformFile);
   }
   if (m_kvPlacement == "spill_to_remote") {
     // Each chip lends its share to the previous chip of the pool (attachFetchers) and keeps the rest.
@@ -150,9 +151,9 @@ void ServingEngine::attachSwappers(Replica& r, platform::Platform& platform, tlm
   for (std::size_t c = 0; c < r.chips.size(); ++c) {
     const int chip = r.chips[c];
     const StepPlanner& planner = *r.planners[c];
-    r.swappers.push_back(std::make_unique<KvSwapper>(fmt::format("kv_swap{}", chip).c_str(), chip, kvShape(r).layers,
-                                                     planner.kvBytesPerTokenPerLayer() * blockTokens, planner.kvBase(),
-                                                     mode));
+    r.swappers.push_back(
+        std::make_unique<KvSwapper>(fmt::format("kv_swap{}", chip).c_str(), chip, r.scheduler->kv().shape().layers,
+                                    planner.kvBytesPerTokenPerLayer() * blockTokens, planner.kvBase(), mode));
     r.swappers.back()->hbm.socket.bind(platform.chip(chip).socket());
     r.swappers.back()->host.bind(platform.hostLink(chip).socket);
   }

@@ -218,8 +218,8 @@ void KvBlockAllocator::slideWindow(Request& request, uint64_t tokens) {
   if (!hasWindow()) return;
   const uint64_t ws = m_shape.windowSlots;
   const uint64_t from = firstWindowBlock(tokens);
-  uint64_t drop = 0;
-  while (request.windowFirst + drop < from && (drop + 1) * ws <= request.window.size()) ++drop;
+  if (from <= request.windowFirst) return;
+  const uint64_t drop = std::min<uint64_t>(from - request.windowFirst, request.window.size() / ws);
   if (drop == 0) return;
   const auto end = request.window.begin() + static_cast<std::ptrdiff_t>(drop * ws);
   for (auto it = request.window.begin(); it != end; ++it) dropRef(*it);
