@@ -164,9 +164,11 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
   // Every timeline at the coarsest interval any of them reached (the configured one unless the
   // run outgrew `max_bins` bins).
   double I = m_config.intervalS;
+  std::map<std::size_t, EnergyBins> gatedOf;  // each simulated chip's gated static energy to endS
   for (std::size_t c = 0; c < m_chips.size(); ++c) {
     if (m_mirrorOf[c] >= 0) continue;
-    I = std::max({I, m_chips[c]->timeline().interval(), m_chips[c]->gatedStaticBins(endS).interval()});
+    const EnergyBins& gated = gatedOf.emplace(c, m_chips[c]->gatedStaticBins(endS)).first->second;
+    I = std::max({I, m_chips[c]->timeline().interval(), gated.interval()});
   }
   if (m_switches) I = std::max(I, m_switches->timeline().interval());
   j["modelled"] = true;
@@ -192,7 +194,7 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     auto it = series.find(src);
     if (it == series.end()) {
       const std::vector<double> dynamic = chip.timeline().fineBins().resampled(I);
-      const std::vector<double> gated = chip.gatedStaticBins(endS).resampled(I);
+      const std::vector<double> gated = gatedOf.at(src).resampled(I);
       std::vector<double> watts(bins);
       for (std::size_t b = 0; b < bins; ++b) {
         const double w = binWidth(b, bins, I, endS);
