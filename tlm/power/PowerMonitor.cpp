@@ -70,8 +70,9 @@ EnergyBins::EnergyBins(double intervalS, std::size_t maxBins)
 
 void EnergyBins::add(double joules, double startS, double endS) {
   if (joules == 0.0) return;
-  while (static_cast<std::size_t>(std::max(startS, endS) * m_perInterval) >= m_maxBins) mergePairs();
-  const auto last = static_cast<std::size_t>(std::max(startS, endS) * m_perInterval);
+  const double end = std::max(startS, endS);
+  while (static_cast<std::size_t>(end * m_perInterval) >= m_maxBins) mergePairs();
+  const auto last = static_cast<std::size_t>(end * m_perInterval);
   // Grow geometrically, but never past the cap.
   if (last >= m_bins.capacity()) m_bins.reserve(std::min(m_maxBins, std::max(last + 1, 2 * m_bins.capacity())));
   spread(m_bins, 0, m_interval, m_perInterval, joules, startS, endS);
@@ -100,10 +101,11 @@ double EnergyBins::energyIn(double from, double to) const {
 }
 
 EnergyTimeline::EnergyTimeline(double intervalS, std::size_t maxBins)
-    : m_fine(intervalS, maxBins),
-      m_coarse{EnergyBins(intervalS * std::max(1.0, std::round(1e-3 / intervalS)), maxBins),
-               EnergyBins(intervalS * std::max(1.0, std::round(1e-3 / intervalS)), maxBins),
-               EnergyBins(intervalS * std::max(1.0, std::round(1e-3 / intervalS)), maxBins)} {}
+    : EnergyTimeline(intervalS, EnergyBins(intervalS * std::max(1.0, std::round(1e-3 / intervalS)), maxBins), maxBins) {
+}
+
+EnergyTimeline::EnergyTimeline(double intervalS, const EnergyBins& coarse, std::size_t maxBins)
+    : m_fine(intervalS, maxBins), m_coarse{coarse, coarse, coarse} {}
 
 void EnergyTimeline::add(double joules, std::size_t phase, double startS, double endS) {
   if (joules == 0.0) return;

@@ -80,6 +80,8 @@ class EnergyTimeline {
   double phaseEnergy(std::size_t phase, double startS, double endS) const;
 
  private:
+  /// `coarse`: an empty phase timeline (each phase starts as a copy).
+  EnergyTimeline(double intervalS, const EnergyBins& coarse, std::size_t maxBins);
   EnergyBins m_fine;
   std::array<EnergyBins, kPhases> m_coarse;
 };
