@@ -17,6 +17,11 @@ using Json = nlohmann::ordered_json;
 /// At most this many points in the report's timeline (averaged over whole fine bins).
 constexpr std::size_t kTimelinePoints = 1000;
 
+/// Bin b of `bins` (0 past the last event).
+double binAt(const std::vector<double>& bins, std::size_t b) {
+  return b < bins.size() ? bins[b] : 0.0;
+}
+
 /// Width of bin b of a run that ended at `endS` (the last one may be partial).
 double binWidth(std::size_t b, std::size_t bins, double interval, double endS) {
   if (b + 1 < bins) return interval;
@@ -90,9 +95,7 @@ Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>
   // Static energy of bins where the chip did nothing is its idle energy (less what gated arrays saved).
   double idleJ = 0.0;
   for (std::size_t b = 0; b < bins; ++b) {
-    if (b >= dynamic.size() || dynamic[b] == 0.0) {
-      idleJ += chip.idleW() * binWidth(b, bins, I, endS) - (b < gated.size() ? gated[b] : 0.0);
-    }
+    if (binAt(dynamic, b) == 0.0) idleJ += chip.idleW() * binWidth(b, bins, I, endS) - binAt(gated, b);
   }
   const double chipStaticJ = chip.staticJ(endS);
   Json byComponent;
@@ -198,7 +201,7 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
       std::vector<double> watts(bins);
       for (std::size_t b = 0; b < bins; ++b) {
         const double w = binWidth(b, bins, I, endS);
-        watts[b] = ((b < dynamic.size() ? dynamic[b] : 0.0) - (b < gated.size() ? gated[b] : 0.0)) / w + chip.idleW();
+        watts[b] = (binAt(dynamic, b) - binAt(gated, b)) / w + chip.idleW();
       }
       it = series.emplace(src, seriesOf(std::move(watts), m_config, I, endS, chip.ratedW())).first;
       chipTimelines[chip.name()] = timelineOf(it->second.watts, stride);
@@ -220,7 +223,7 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
   if (m_switches) {
     const std::vector<double> dynamic = m_switches->timeline().fineBins().resampled(I);
     for (std::size_t b = 0; b < bins; ++b) {
-      platformW[b] += (b < dynamic.size() ? dynamic[b] : 0.0) / binWidth(b, bins, I, endS) + m_switches->staticW();
+      platformW[b] += binAt(dynamic, b) / binWidth(b, bins, I, endS) + m_switches->staticW();
     }
     switchJ = m_switches->dynamicJ() + m_switches->staticW() * endS;
   }
