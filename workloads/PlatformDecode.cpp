@@ -27,12 +27,21 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   const StepPlanner planner(model, chip, shard);
   const int tp = planner.shard().tp;
   // Each request's KV cache holds context + 1 tokens per layer after the step, requests side by
-  // side within a layer's region.
-  const uint64_t region = (planner.kvBytesPerTokenPerLayer() * (context + 1) + 4095) / 4096 * 4096;  // 4 KiB aligned
-  const double kvBytes =
-      static_cast<double>(planner.kvBytesPerTokenPerLayer() * (context + 1) * planner.stageLayers() * batch);
-  const double needed = static_cast<double>(planner.kvBase()) +
-                        static_cast<double>(region * batch) * planner.stageLayers() + reservedBytes;
+  // side within a layer's region. As the serving cache (ServingEngine::kvShape), a sliding-window
+  // layer keeps only its window where some layers keep every token, and its stream shares their
+  // regions.
+  const auto aligned = [](uint64_t bytes) { return (bytes + 4095) / 4096 * 4096; };  // 4 KiB
+  const uint64_t perToken = planner.kvBytesPerTokenPerLayer();
+  const uint64_t region = aligned(perToken * (context + 1));
+  const uint32_t windowLayers = planner.kvWindowLayers();
+  const uint32_t fullLayers = planner.stageLayers() - windowLayers;
+  const bool windowed = windowLayers > 0 && fullLayers > 0;
+  const uint64_t windowTokens = std::min<uint64_t>(context + 1, static_cast<uint64_t>(model.slidingWindow));
+  const uint64_t requestBytes =
+      windowed ? fullLayers * region + windowLayers * aligned(perToken * windowTokens) : planner.stageLayers() * region;
+  const double kvBytes = static_cast<double>(planner.kvBytesFor(context + 1) * batch);
+  const double needed =
+      static_cast<double>(planner.kvBase()) + static_cast<double>(requestBytes * batch) + reservedBytes;
   if (needed > chip.hbm.capacityBytes) {
     throw ConfigError(
         ErrorKind::kDoesNotFit, "",
@@ -48,6 +57,7 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   }
   StepBatch step;
   step.kvLayerStride = region * batch;
+  if (windowed) step.kvLayerRegions = fullLayers;
   for (uint64_t r = 0; r < batch; ++r) {
     step.sequences.push_back(StepSequence{r + 1, context, 1, true, r * region});
   }
@@ -158,8 +168,7 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
     }
     hw::Chip& chip = platform.chip(member.chip);
     m_drivers.push_back(std::make_unique<StepDriver>(fmt::format("driver{}", member.chip).c_str(),
-                                                     std::move(m_plan.plans[i]), chip.config().sram,
-                                                     mode));
+                                                     std::move(m_plan.plans[i]), chip.config().sram, mode));
     m_drivers.back()->loadPort.socket.bind(chip.socket());
     m_drivers.back()->computePort.socket.bind(chip.socket());
     m_drivers.back()->setStack(stack);

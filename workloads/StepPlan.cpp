@@ -82,7 +82,7 @@ class StepPlanner::Builder {
  private:
   StepPlan finish() {
     for (const StepSequence& s : b.sequences) {
-      plan.kvBytes += static_cast<double>(p.m_kvPerTokenLayer * (s.context + s.tokens) * p.m_stageLayers);
+      plan.kvBytes += static_cast<double>(p.kvBytesFor(s.context + s.tokens));
     }
     for (const PlannedOp& op : plan.ops) {
       plan.collectiveBytes += static_cast<double>(op.after.bytes);

@@ -209,7 +209,8 @@ class StepPlanner {
   /// Stage layers that attend to a sliding window (their KV is needed for the window only).
   uint32_t kvWindowLayers() const;
   /// KV bytes a sequence of `tokens` tokens holds on this chip: every token in the other layers,
-  /// the last window's in the window layers.
+  /// the last window's in the window layers (every token in all when every layer has a window,
+  /// as the serving cache keeps them).
   uint64_t kvBytesFor(uint64_t tokens) const;
 
  private:

@@ -169,7 +169,8 @@ uint32_t StepPlanner::kvWindowLayers() const {
 }
 
 uint64_t StepPlanner::kvBytesFor(uint64_t tokens) const {
-  const uint64_t window = kvWindowLayers();
+  // A model whose every layer has a window keeps every token (ServingEngine::kvShape).
+  const uint64_t window = kvWindowLayers() < m_stageLayers ? kvWindowLayers() : 0;
   const uint64_t windowTokens = std::min<uint64_t>(tokens, static_cast<uint64_t>(std::max(0, m_model.slidingWindow)));
   return m_kvPerTokenLayer * ((m_stageLayers - window) * tokens + window * windowTokens);
 }

@@ -14,6 +14,7 @@
 #include "tlm/ActivityBus.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
+#include "tlm/config/Units.h"
 #include "workloads/PlatformDecode.h"
 
 namespace scoville::test {
@@ -151,6 +152,38 @@ TEST(PlatformFit, PipelineStagesPartitionTheLayers) {
   EXPECT_DOUBLE_EQ(kv, whole.kvBytes);
   EXPECT_NEAR(flops / whole.flops, 1.0, 1e-9);
   EXPECT_THROW(workload::planDecodeStep(model, decodeStep(1, 16), chip, {1, 0, 81, 0}), config::ConfigError);
+}
+
+// gpt-oss-120b attends to a 128-token window on every second layer: as in serving, those layers
+// keep only their window, so at 64k tokens a request needs about half the KV of every layer at
+// full context, and twice the requests fit on an 80 GB H100.
+TEST(PlatformFit, SlidingWindowLayersHoldOnlyTheirWindow) {
+  const workload::ModelConfig model = shippedModel("gpt-oss-120b");
+  const hw::ChipConfig chip = shippedPlatform("h100-hgx8").chipConfig(0);
+  ASSERT_EQ(model.slidingWindow, 128);
+  const workload::StepPlanner planner(model, chip, {});
+  ASSERT_EQ(planner.kvWindowLayers() * 2, planner.stageLayers());
+  const uint64_t context = 65535;  // 64 Ki tokens after the step
+  const uint64_t perLayer = planner.kvBytesPerTokenPerLayer() * (context + 1);
+  const uint64_t window = planner.kvBytesPerTokenPerLayer() * 128;
+  const uint64_t request = planner.stageLayers() / 2 * (perLayer + window);  // 4 KiB multiples
+  const double free = chip.hbm.capacityBytes - static_cast<double>(planner.kvBase());
+  const int fits = static_cast<int>(free / static_cast<double>(request));
+  ASSERT_GE(fits, 2);
+  ASSERT_GT(fits * planner.stageLayers() * perLayer, free) << "every layer at full context would not fit";
+  const workload::StepPlan plan = workload::planDecodeStep(model, decodeStep(fits, static_cast<int>(context)), chip);
+  // The cache after the step: 64 Ki tokens of the full layers, 128 of the window layers.
+  EXPECT_DOUBLE_EQ(plan.kvBytes, static_cast<double>(fits * planner.stageLayers() / 2 *
+                                                     planner.kvBytesPerTokenPerLayer() * (context + 1 + 128)));
+  try {
+    workload::planDecodeStep(model, decodeStep(fits + 1, static_cast<int>(context)), chip);
+    ADD_FAILURE() << "one request more than the HBM holds accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
+    const double kv = static_cast<double>(planner.kvBytesFor(context + 1) * (fits + 1));
+    EXPECT_NE(e.message().find("KV cache " + config::formatQuantity(kv, config::dim::kBytes)), std::string::npos)
+        << e.message();
+  }
 }
 
 // Eight pipeline stages of Llama 3.1 70B on eight chips: one token passes every stage in turn, so

@@ -77,7 +77,8 @@ TEST(StepPlanner, SlidingWindowLayersReadAtMostTheWindowOfCachedKvAndFullLayersA
       }
     }
   }
-  EXPECT_DOUBLE_EQ(plan.kvBytes, static_cast<double>((1001 + 51 + 128) * perToken * 4));
+  // The cache after the step: the window layers keep their last 128 tokens.
+  EXPECT_DOUBLE_EQ(plan.kvBytes, static_cast<double>(((1001 + 51 + 128) * 2 + (128 + 51 + 128) * 2) * perToken));
 }
 
 TEST(StepPlanner, KvStreamStartingNearTheEndOfItsLayerRegionWrapsInsideIt) {
