@@ -74,7 +74,14 @@ const Schema<SchedulerConfig>& SchedulerConfig::schema() {
           .number("kv_watermark", &SchedulerConfig::kvWatermark, optional("0.01"), between(0.0, 0.5),
                   "fraction of the KV blocks admission leaves free for running requests to grow into (vLLM's "
                   "1%; at least one block when above 0): a request admitted into the last free blocks would "
-                  "preempt itself at its first new block");
+                  "preempt itself at its first new block (admission watermark only)")
+          .choice("admission", &SchedulerConfig::admission,
+                  {{"watermark", KvAdmission::kWatermark}, {"reserve", KvAdmission::kReserve}}, optional("watermark"),
+                  "watermark (vLLM): a request is admitted when its prompt's KV fits beside kv_watermark free "
+                  "blocks; running requests grow into free blocks and the newest are preempted when none is "
+                  "left. reserve (TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT): a request is "
+                  "admitted only when the free blocks, less those the running requests still need to reach "
+                  "their last token, hold its prompt and every output token; no request is preempted");
   return s;
 }
 

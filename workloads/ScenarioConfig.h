@@ -34,12 +34,19 @@ struct LoadConfig {
 };
 
 /// The serving engine's batching limits (vLLM-style continuous batching with chunked prefill).
+/// How admission keeps running requests from running out of KV blocks (scheduler.admission).
+enum class KvAdmission {
+  kWatermark,  ///< vLLM: admit a prompt that fits beside a watermark of free blocks; preempt when full
+  kReserve,    ///< TensorRT-LLM's GUARANTEED_NO_EVICT: admit only what can finish; never preempt
+};
+
 struct SchedulerConfig {
   int maxBatch = 256;           ///< sequences in one step
   int maxTokensPerStep = 8192;  ///< tokens one step feeds (decodes count one each)
   int prefillChunk = 8192;      ///< most prompt tokens of one sequence in one step
   double stepOverheadS = 0.0;   ///< host time between steps (scheduling, launch)
   double kvWatermark = 0.01;    ///< fraction of KV blocks admission leaves free for running requests
+  KvAdmission admission = KvAdmission::kWatermark;
 
   static const config::Schema<SchedulerConfig>& schema();
 };

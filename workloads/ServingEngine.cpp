@@ -153,7 +153,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
                                                      hw::makeKvPlacementPolicy(m_kvPlacement));
     const uint64_t capacityTokens = kv->placedCapacityBlocks() * kv->blockTokens();
     m_kvCapacityTokens = capacityTokens;
-    if (kv->slotsFor(longest) > kv->placedCapacityBlocks()) {
+    if (kv->peakSlotsFor(longest) > kv->placedCapacityBlocks()) {
       misfits.push_back(fmt::format(
           "replica {}: the KV cache holds {} tokens ({} per chip at {} per token{}) but the longest request needs {}",
           d, capacityTokens, bytesText(static_cast<double>(kvCapacity)), bytesText(static_cast<double>(tokenBytes)),

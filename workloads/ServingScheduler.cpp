@@ -16,8 +16,7 @@ void ServingScheduler::submit(const ServingRequest& request) {
     throw std::invalid_argument(fmt::format("serving request id {} is zero or already queued", request.id));
   }
   // The most KV it ever holds: the prompt and every output token but the last (never fed back).
-  const uint64_t peak = request.inputTokens + std::max<uint64_t>(request.outputTokens, 1) - 1;
-  const uint64_t blocks = m_kv->slotsFor(peak);
+  const uint64_t blocks = m_kv->peakSlotsFor(finalKvTokens(request));
   const uint64_t capacity = capacityBlocks();
   if (blocks > capacity) {
     throw std::invalid_argument(fmt::format(
@@ -49,6 +48,12 @@ uint64_t ServingScheduler::freeBlocks() const {
 uint64_t ServingScheduler::watermark() const {
   if (m_config.kvWatermark <= 0) return 0;
   return std::max<uint64_t>(1, static_cast<uint64_t>(m_config.kvWatermark * static_cast<double>(capacityBlocks())));
+}
+
+uint64_t ServingScheduler::stillNeeded(uint64_t id) const {
+  const uint64_t final = m_kv->peakSlotsFor(finalKvTokens(m_sequences.at(id).request));
+  const uint64_t held = m_kv->slotsFor(m_kv->tokens(id));
+  return final > held ? final - held : 0;
 }
 
 int ServingScheduler::preemptionsOf(uint64_t request) const {
@@ -175,16 +180,28 @@ StepBatch ServingScheduler::next() {
     if (!m_sequences.at(id).decoding()) planChunk(id, budget);
   }
   resumeSwapped(maxBatch, budget);
+  const bool reserve = m_config.admission == KvAdmission::kReserve;
+  uint64_t reserved = 0;  // reserve admission: slots the running requests may still allocate
+  if (reserve) {
+    for (const uint64_t id : m_running) reserved += stillNeeded(id);
+  }
   while (m_swapped.empty() && !m_waiting.empty() && m_step.size() < maxBatch && budget > 0 &&
          (m_maxResident == 0 || m_running.size() + m_swapped.size() < m_maxResident)) {
     const uint64_t id = m_waiting.front();
     Sequence& s = m_sequences.at(id);
-    // Admission keeps a watermark of free blocks (kv_watermark) so that running requests can grow:
-    // a request admitted into the last free blocks would preempt itself at its first new block.
-    // With nothing running, it only has to fit.
-    const uint64_t need = m_kv->slotsFor(s.prefillTarget);
-    if (!m_running.empty() && freeBlocks() < need + watermark()) break;
+    if (reserve) {
+      // Everything it will hold, beside what the running requests still need (with nothing
+      // running it fits: submit() checked it against the whole cache).
+      if (freeBlocks() < m_kv->peakSlotsFor(finalKvTokens(s.request)) + reserved) break;
+    } else {
+      // A watermark of free blocks (kv_watermark) is left so that running requests can grow: a
+      // request admitted into the last free blocks would preempt itself at its first new block.
+      // With nothing running, it only has to fit.
+      const uint64_t need = m_kv->slotsFor(s.prefillTarget);
+      if (!m_running.empty() && freeBlocks() < need + watermark()) break;
+    }
     if (!m_kv->admit(id, s.prefillTarget).ok) break;  // first come, first served: no overtaking
+    if (reserve) reserved += stillNeeded(id);
     s.admitted = m_nextAdmission++;
     m_waiting.pop_front();
     m_running.push_back(id);

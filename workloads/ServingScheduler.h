@@ -15,7 +15,11 @@
 //   4. waiting requests are admitted and start their prompt while the budget lasts, nothing is
 //      swapped out (swapped requests go first: they were admitted earlier), and the cache keeps a
 //      watermark of free blocks (kv_watermark, by default 1%) for the running requests to grow
-//      into; with nothing running a request only has to fit.
+//      into; with nothing running a request only has to fit. Under `admission: reserve`
+//      (TensorRT-LLM's GUARANTEED_NO_EVICT) a request is admitted only when the free blocks, less
+//      what the running requests still need to reach their last token, hold all it will ever
+//      hold (KvBlockAllocator::peakSlotsFor): decodes then always find room and nothing is
+//      preempted.
 // The last chunk of a prompt samples the request's first output token; each decode step one more.
 //
 // Preemption (placement.kv_cache.preemption, applied by the allocator): recompute drops the
@@ -46,6 +50,12 @@ struct ServingRequest {
   /// token is already produced; once admitted it decodes.
   bool prefilled = false;
 };
+
+/// KV tokens a request holds at most: its prompt and every output token but the last (never fed
+/// back).
+inline uint64_t finalKvTokens(const ServingRequest& r) {
+  return r.inputTokens + (r.outputTokens > 0 ? r.outputTokens : 1) - 1;
+}
 
 /// Block copies a step needs before it runs: one request's KV swapped out to host or back in.
 struct KvSwap {
@@ -137,6 +147,8 @@ class ServingScheduler {
   /// Free blocks admission leaves for running requests to grow into: kv_watermark of the cache
   /// (at least one block when above zero).
   uint64_t watermark() const;
+  /// Reserve admission: slots running request `id` may still allocate before its last token.
+  uint64_t stillNeeded(uint64_t id) const;
 
   SchedulerConfig m_config;
   std::size_t m_maxResident = 0;

@@ -151,6 +151,18 @@ uint64_t KvBlockAllocator::slotsFor(uint64_t tokens) const {
   return blocks + (blocks - std::min(blocks, firstWindowBlock(tokens))) * m_shape.windowSlots;
 }
 
+uint64_t KvBlockAllocator::peakSlotsFor(uint64_t tokens) const {
+  const uint64_t blocks = blocksFor(tokens);
+  if (!hasWindow() || blocks == 0) return blocks;
+  // Slots grow with each new block, and within a block the window reaches furthest back at its
+  // first token: the most are held at the first token of the last block. When a block leaves the
+  // window with the token that opens a new one (W = 1 mod B), growTo places the new block's window
+  // slots before slideWindow frees the old block's.
+  const uint64_t first = firstWindowBlock((blocks - 1) * m_blockTokens + 1);
+  const uint64_t leaving = first > 0 && m_shape.windowTokens % m_blockTokens == 1 % m_blockTokens ? 1 : 0;
+  return blocks + (blocks - std::min(blocks, first) + leaving) * m_shape.windowSlots;
+}
+
 uint64_t KvBlockAllocator::slotsAdded(uint64_t tokens, uint64_t more) const {
   const uint64_t before = blocksFor(tokens);
   const uint64_t after = blocksFor(tokens + more);

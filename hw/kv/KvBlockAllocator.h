@@ -108,6 +108,10 @@ class KvBlockAllocator {
   uint64_t slotsOn(uint64_t requestId, KvTier tier) const;
   /// Slots a request of `tokens` tokens holds (its blocks, and its window's).
   uint64_t slotsFor(uint64_t tokens) const;
+  /// The most slots a request holds while it grows to `tokens` tokens: with sliding windows more
+  /// than slotsFor(tokens) when its window spanned one block more at an earlier token (or holds a
+  /// new block's slots before it frees those of the block it left).
+  uint64_t peakSlotsFor(uint64_t tokens) const;
   /// Slots that growing a request from `tokens` by `more` tokens allocates (before any window
   /// slot it no longer needs is freed).
   uint64_t slotsAdded(uint64_t tokens, uint64_t more) const;
@@ -122,6 +126,8 @@ class KvBlockAllocator {
   uint64_t layerBlockBytes() const { return m_layerBlockBytes; }
   uint64_t blockBytes() const { return m_layerBlockBytes * m_shape.layers; }
   const KvModelShape& shape() const { return m_shape; }
+  /// Whether some layers keep only a sliding window of tokens (shape().windowSlots per window block).
+  bool hasWindow() const { return m_shape.windowSlots > 0 && m_shape.windowTokens > 0; }
 
   uint64_t capacityBlocks(KvTier tier) const { return m_tiers[kvTierIndex(tier)].slots; }
   uint64_t usedBlocks(KvTier tier) const;
@@ -171,7 +177,6 @@ class KvBlockAllocator {
   void shrinkTo(Request& request, uint64_t count, std::size_t windowCount = 0);
   /// Frees the window slots of blocks out of the window of `tokens` tokens.
   void slideWindow(Request& request, uint64_t tokens);
-  bool hasWindow() const { return m_shape.windowSlots > 0 && m_shape.windowTokens > 0; }
   KvPreempted preempt(uint64_t requestId);
   void trimPrefix(uint64_t prefixId);
   Request& find(uint64_t requestId);

@@ -373,6 +373,16 @@ TEST_F(ServingCliTest, FullKvCachePreemptsAndEveryRequestStillCompletes) {
   EXPECT_EQ(tight["metrics"]["ttft_s"]["count"], 8) << "every measured request completed";
   EXPECT_GT(tight["replicas"][0]["kv_cache"]["peak_fraction"].get<double>(), 0.9);
   EXPECT_EQ(roomy["preemptions"], 0);
+  // Reserving each request's prompt and answer at admission (TensorRT-LLM's policy), three of the
+  // four users' 768 tokens fit the 2,560: the fourth waits and nothing is preempted.
+  const Json reserved =
+      serve("reserved", join(join({"-m", "tiny-dense", "--set", "scenario.scheduler.admission=reserve"}, load),
+                             {"--set", "platform.chip_types[0].hbm.capacity=" + std::to_string(hbm) + " MB"}));
+  ASSERT_FALSE(reserved.empty());
+  EXPECT_EQ(reserved["preemptions"], 0);
+  EXPECT_EQ(reserved["metrics"]["ttft_s"]["count"], 8);
+  EXPECT_LT(reserved["replicas"][0]["mean_sequences_per_step"].get<double>(), 3.01);
+  EXPECT_GT(roomy["replicas"][0]["mean_sequences_per_step"].get<double>(), 3.5);
 }
 
 TEST_F(ServingCliTest, PoissonAndTraceLoadsAndMultiTurnConversations) {

@@ -183,6 +183,11 @@ TEST(ScenarioConfig, SchedulerAndRatioValuesAreRangeChecked) {
   expectError(base + "scheduler: {max_batch: 0}\n", ErrorKind::kOutOfRange, "max_batch", 7);
   expectError(base + "scheduler: {prefill_chunk: 0}\n", ErrorKind::kOutOfRange, "prefill_chunk", 7);
   expectError(base + "scheduler: {max_bach: 4}\n", ErrorKind::kUnknownKey, "max_bach", 7);
+  expectError(base + "scheduler: {admission: reserved}\n", ErrorKind::kOutOfRange,
+              "'scenario.scheduler.admission' = 'reserved' is not one of: watermark, reserve; did you mean 'reserve'?",
+              7);
+  EXPECT_EQ(parseScenario(base).scheduler.admission, KvAdmission::kWatermark);
+  EXPECT_EQ(parseScenario(base + "scheduler: {admission: reserve}\n").scheduler.admission, KvAdmission::kReserve);
   expectError(base + "random_range_ratio: 1.5\n", ErrorKind::kOutOfRange, "random_range_ratio", 7);
 }
 

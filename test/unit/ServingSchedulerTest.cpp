@@ -206,6 +206,126 @@ TEST(ServingScheduler, AdmissionLeavesTheWatermarkFree) {
   EXPECT_EQ(tight.preemptions(), 1u);
 }
 
+TEST(ServingScheduler, ReserveAdmissionAdmitsOnlyWhatCanFinishAndNeverPreempts) {
+  // The case in which watermark admission preempts B (DecodeGrowthPreemptsTheNewestRequest...):
+  // 4 blocks, A and B each grow to 55 tokens (4 blocks). Reserving A's 4, B waits until A ends.
+  SchedulerConfig c = limits(256, 8192, 8192);
+  c.admission = KvAdmission::kReserve;
+  ServingScheduler s(c, cacheOf(4));
+  s.submit(ServingRequest{1, 16, 40});
+  s.submit(ServingRequest{2, 16, 40});
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{1, 0, 16, true}}));
+  EXPECT_EQ(s.waiting(), 1u) << "B's 4 blocks are A's reserve, though 3 are free";
+  s.complete();
+  for (uint64_t step = 2; step <= 40; ++step) {
+    EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{1, 14 + step, 1, true}})) << step;
+    EXPECT_EQ(s.complete().at(0).finished, step == 40);
+  }
+  EXPECT_EQ(fed(s.next()), (std::vector<Fed>{{2, 0, 16, true}}));
+  s.complete();
+  while (s.busy()) {
+    s.next();
+    s.complete();
+  }
+  EXPECT_EQ(s.preemptions(), 0u);
+  // A request whose prompt and output exceed the cache is refused at once, as under watermark
+  // admission; one that fills it exactly is accepted.
+  ServingScheduler small(c, cacheOf(4));
+  EXPECT_THROW(small.submit(ServingRequest{1, 16, 50}), std::invalid_argument);  // 65 tokens: 5 blocks
+  EXPECT_NO_THROW(small.submit(ServingRequest{2, 16, 49}));                      // 64 tokens
+}
+
+TEST(ServingScheduler, ReserveAdmissionRunsEveryOverflowingLoadWithoutPreemption) {
+  for (const OverflowCase& k : overflowCases()) {
+    SCOPED_TRACE(testing::Message() << k);
+    SchedulerConfig c = limits(k.maxBatch, k.maxTokens, k.chunk);
+    c.admission = KvAdmission::kReserve;
+    ServingScheduler s(c, cacheOf(k.blocks));
+    const std::vector<ServingRequest> requests = overflowLoad(k);
+    for (const ServingRequest& r : requests) s.submit(r);
+    const Driven d = drive(s, c, requests);
+    EXPECT_EQ(s.preemptions(), 0u);
+    EXPECT_EQ(d.finished.size(), requests.size());
+    for (const ServingRequest& r : requests) {
+      EXPECT_EQ(d.produced.count(r.id) ? d.produced.at(r.id) : 0, r.outputTokens) << "request " << r.id;
+    }
+    EXPECT_EQ(usedBlocks(s), 0u);
+    // Each request's prompt was computed once: no recompute.
+    uint64_t prompts = 0;
+    for (const ServingRequest& r : requests) prompts += r.inputTokens;
+    EXPECT_EQ(d.prefillTokens, prompts);
+  }
+}
+
+// One layer keeps every token and one a sliding window: each block the window overlaps takes one
+// more slot, so a request holds most slots not at its last token but at the first token of its
+// last block, when its window reaches furthest back.
+std::unique_ptr<hw::KvBlockAllocator> windowCache(uint64_t slots, uint64_t window) {
+  hw::KvCacheConfig config;
+  config.blockTokens = static_cast<int>(kBlockTokens);
+  config.placement = "local_first";
+  hw::KvTierCapacities capacities;
+  capacities.localHbmBytes = slots * kBlockTokens * 64;
+  return std::make_unique<hw::KvBlockAllocator>(config, hw::KvModelShape{1, 64, 1, window}, capacities,
+                                                hw::makeKvPlacementPolicy(config.placement));
+}
+
+TEST(ServingScheduler, ARequestMustFitTheMostSlotsItsSlidingWindowEverHolds) {
+  const auto probe = windowCache(7, 32);
+  // 64 tokens: blocks 0-3 and window slots for blocks 2-3 (tokens 32-63); with 49 tokens the
+  // window (tokens 17-48) spans blocks 1-3.
+  EXPECT_EQ(probe->slotsFor(64), 6u);
+  EXPECT_EQ(probe->slotsFor(49), 7u);
+  EXPECT_EQ(probe->peakSlotsFor(64), 7u);
+  EXPECT_EQ(probe->peakSlotsFor(111), probe->slotsFor(111)) << "blocks 0-6 and 4-6 at its 97th token as at its last";
+  for (const KvAdmission admission : {KvAdmission::kWatermark, KvAdmission::kReserve}) {
+    SchedulerConfig c = limits(256, 8192, 8192);
+    c.admission = admission;
+    // 16 + 49 tokens, the last not fed back: 64, whose window needs 7 slots at token 49. A cache
+    // of 6 would have it preempt itself there, again after every recompute.
+    ServingScheduler six(c, windowCache(6, 32));
+    EXPECT_THROW(six.submit(ServingRequest{1, 16, 49}), std::invalid_argument);
+    ServingScheduler seven(c, windowCache(7, 32));
+    const std::vector<ServingRequest> lone{ServingRequest{1, 16, 49}};
+    seven.submit(lone[0]);
+    EXPECT_EQ(drive(seven, c, lone).finished.size(), 1u);
+    EXPECT_EQ(seven.preemptions(), 0u);
+    EXPECT_EQ(seven.kv().peakBlocks(hw::KvTier::kLocalHbm), 7u);
+  }
+  // A window of 33 tokens (1 more than two blocks): the token that opens a block also moves the
+  // window past one, whose slot is freed only after the new block's is placed.
+  const auto odd = windowCache(64, 33);
+  uint64_t most = 0;
+  for (uint64_t t = 1; t <= 200; ++t) most = std::max(most, odd->slotsFor(t));
+  EXPECT_EQ(odd->peakSlotsFor(200), most + 1);
+  const auto grow = [](uint64_t slots) {
+    const auto kv = windowCache(slots, 33);
+    EXPECT_TRUE(kv->admit(1, 1).ok);
+    for (uint64_t t = 2; t <= 200; ++t) {
+      if (!kv->append(1, 1).preempted.empty()) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(grow(odd->peakSlotsFor(200)));
+  EXPECT_FALSE(grow(odd->peakSlotsFor(200) - 1)) << "the transient slot is real";
+}
+
+TEST(ServingScheduler, ReserveAdmissionCountsTheSlidingWindowsBlocks) {
+  SchedulerConfig c = limits(256, 8192, 8192);
+  c.admission = KvAdmission::kReserve;
+  std::vector<ServingRequest> requests;
+  for (uint64_t id = 1; id <= 12; ++id) requests.push_back(ServingRequest{id, 16 + id, 33 + 11 * (id % 7)});
+  ServingScheduler s(c, windowCache(24, 32));
+  for (const ServingRequest& r : requests) s.submit(r);
+  const Driven d = drive(s, c, requests);
+  EXPECT_EQ(s.preemptions(), 0u);
+  EXPECT_EQ(d.finished.size(), requests.size());
+  ServingScheduler watermark(limits(256, 8192, 8192), windowCache(24, 32));
+  for (const ServingRequest& r : requests) watermark.submit(r);
+  drive(watermark, limits(256, 8192, 8192), requests);
+  EXPECT_GT(watermark.preemptions(), 0u) << "admitting prompts alone overfills the cache";
+}
+
 TEST(ServingScheduler, RequestPreemptedBeforeSamplingRerunsItsPromptAndSamplesAtItsEnd) {
   // 3 blocks. A (16 prompt tokens, 1 block) and B (32, 2 blocks) are both admitted at once; A's
   // first decode needs a block, and B, the newest, is preempted mid-prompt.
