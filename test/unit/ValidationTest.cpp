@@ -142,6 +142,7 @@ TEST(ValidationDataset, TheHotChipsTableLoadsWithEveryPublishedLatency) {
     }
   }
   EXPECT_EQ(e2el, (std::map<std::string, double>{{"gptoss-jalapeno-c1", 1.03},
+                                                 {"gptoss-jalapeno-tp2-c1", 1.03},
                                                  {"gptoss-gb200-c1", 1.80},
                                                  {"dsr1-jalapeno-c1", 1.65},
                                                  {"dsr1-gb300-c1", 5.99},
