@@ -3,7 +3,9 @@
 // (scripts/update-golden rewrites the stored files).
 #include <gtest/gtest.h>
 #include <cmath>
+#include <cstddef>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "test/support/Subprocess.h"
 
@@ -40,25 +42,39 @@ TEST(Golden, DefaultDecodeStepMatchesItsStoredResults) {
   expectClose(expected["platform"], actual["platform"], "platform");
 }
 
-// Fidelity against measured hardware: a calibration point whose software-stack profile was fitted
+// Fidelity against measured hardware: a validation point whose software-stack profile was fitted
 // to it (docs/validation.md) stays within the target of 15% on every metric, so a change
 // in modelled timing or power that moves the simulator away from the measurement fails here.
-TEST(Golden, ACalibratedValidationPointStaysWithinFifteenPercentOfItsMeasurement) {
+void expectWithinFifteenPercent(const std::string& dataset, const std::string& id, std::size_t metrics) {
   TempDir dir;
-  const ProcessResult r =
-      runScoville({"validate", "calibration", "--only", "ix828-gptoss-h100-c4", "-q", "--out", dir.path()});
+  const ProcessResult r = runScoville({"validate", dataset, "--only", id, "-q", "--out", dir.path()});
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
   const auto v = nlohmann::json::parse(readFile(dir.file("validation.json")));
   std::size_t compared = 0;
   for (const auto& point : v["points"]) {
     if (point["status"] != "compared") continue;
     ++compared;
-    EXPECT_EQ(point["metrics"].size(), 3u) << "throughput, TPOT and power";
+    EXPECT_EQ(point["metrics"].size(), metrics) << point["id"];
     for (const auto& m : point["metrics"]) {
       EXPECT_LE(std::fabs(m["error_percent"].get<double>()), 15.0) << point["id"] << " " << m["metric"];
     }
   }
   EXPECT_EQ(compared, 1u);
+}
+
+// vLLM on 8 H100 at four users (vllm-h100): throughput, TPOT and power.
+TEST(Golden, ACalibratedValidationPointStaysWithinFifteenPercentOfItsMeasurement) {
+  expectWithinFifteenPercent("calibration", "ix828-gptoss-h100-c4", 3);
+}
+
+// TensorRT-LLM on one GB200 at maximum load (trtllm-gb200's efficiencies), about 20 s.
+TEST(Golden, TheBlackwellProfileStaysWithinFifteenPercentAtMaximumLoad) {
+  expectWithinFifteenPercent("calibration", "trt-gptoss120b-gb200", 1);
+}
+
+// The comparison system at one user (trtllm-gb200's kernel launch latency): TPOT and E2E.
+TEST(Golden, TheComparisonSystemAtOneUserStaysWithinFifteenPercent) {
+  expectWithinFifteenPercent("hotchips2026", "gptoss-gb200-c1", 2);
 }
 
 }  // namespace
