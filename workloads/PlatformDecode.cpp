@@ -8,6 +8,7 @@
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
 #include "workloads/Routing.h"
+#include "workloads/StepPlanSizes.h"
 
 namespace scoville::workload {
 
@@ -30,7 +31,7 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   // side within a layer's region. As the serving cache (ServingEngine::kvShape), a sliding-window
   // layer keeps only its window where some layers keep every token, and its stream shares their
   // regions.
-  const auto aligned = [](uint64_t bytes) { return (bytes + 4095) / 4096 * 4096; };  // 4 KiB
+  using planning::aligned;  // 4 KiB, as the planner places weights
   const uint64_t perToken = planner.kvBytesPerTokenPerLayer();
   const uint64_t region = aligned(perToken * (context + 1));
   const uint32_t windowLayers = planner.kvWindowLayers();

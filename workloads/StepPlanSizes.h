@@ -1,6 +1,7 @@
 #pragma once
 // Sizes the step planner's two halves share (StepPlanLayout.cpp lays the weights out, StepPlan.cpp
-// plans the steps). Internal to scoville_workload.
+// plans the steps; PlatformDecode.cpp aligns the decode step's KV regions the same way). Internal
+// to scoville_workload.
 
 #include <cmath>
 #include <cstdint>
