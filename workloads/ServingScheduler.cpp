@@ -182,7 +182,7 @@ StepBatch ServingScheduler::next() {
   resumeSwapped(maxBatch, budget);
   const bool reserve = m_config.admission == KvAdmission::kReserve;
   uint64_t reserved = 0;  // reserve admission: slots the running requests may still allocate
-  if (reserve) {
+  if (reserve && !m_waiting.empty()) {
     for (const uint64_t id : m_running) reserved += stillNeeded(id);
   }
   while (m_swapped.empty() && !m_waiting.empty() && m_step.size() < maxBatch && budget > 0 &&
