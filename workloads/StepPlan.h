@@ -207,7 +207,7 @@ class StepPlanner {
   uint32_t firstLayer() const { return m_firstLayer; }
   uint32_t stageLayers() const { return m_stageLayers; }
   /// Stage layers that attend to a sliding window (their KV is needed for the window only).
-  uint32_t kvWindowLayers() const;
+  uint32_t kvWindowLayers() const { return m_windowLayers; }
   /// KV bytes a sequence of `tokens` tokens holds on this chip: every token in the other layers,
   /// the last window's in the window layers (every token in all when every layer has a window,
   /// as the serving cache keeps them).
@@ -232,6 +232,7 @@ class StepPlanner {
   ModelShard m_shard;
   uint32_t m_firstLayer = 0;
   uint32_t m_stageLayers = 0;
+  uint32_t m_windowLayers = 0;  // of the stage's layers, those with a sliding window
   bool m_firstStage = true;
   bool m_lastStage = true;
   // This rank's slice.

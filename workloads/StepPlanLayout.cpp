@@ -97,6 +97,8 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
   m_lastStage = m_shard.stage == m_shard.pp - 1;
   for (int s = 0; s < m_shard.stage; ++s) m_firstLayer += static_cast<uint32_t>(shardOf(u(m.layers), m_shard.pp, s));
   m_stageLayers = static_cast<uint32_t>(shardOf(u(m.layers), m_shard.pp, m_shard.stage));
+  for (uint32_t l = m_firstLayer; l < m_firstLayer + m_stageLayers; ++l)
+    m_windowLayers += m.isSlidingLayer(static_cast<int>(l));
 
   // Weights: embedding, then layer by layer, then the LM head and the norm weights.
   m_embedding = m_firstStage ? take(bytesOf(m_vocab * hidden, wBits)) : 0;
@@ -161,16 +163,9 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
   }
 }
 
-uint32_t StepPlanner::kvWindowLayers() const {
-  uint32_t n = 0;
-  for (uint32_t l = m_firstLayer; l < m_firstLayer + m_stageLayers; ++l)
-    n += m_model.isSlidingLayer(static_cast<int>(l));
-  return n;
-}
-
 uint64_t StepPlanner::kvBytesFor(uint64_t tokens) const {
   // A model whose every layer has a window keeps every token (ServingEngine::kvShape).
-  const uint64_t window = kvWindowLayers() < m_stageLayers ? kvWindowLayers() : 0;
+  const uint64_t window = m_windowLayers < m_stageLayers ? m_windowLayers : 0;
   const uint64_t windowTokens = std::min<uint64_t>(tokens, static_cast<uint64_t>(std::max(0, m_model.slidingWindow)));
   return m_kvPerTokenLayer * ((m_stageLayers - window) * tokens + window * windowTokens);
 }
