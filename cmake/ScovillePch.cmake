@@ -16,12 +16,14 @@ set(SCOVILLE_PCH_HEADERS
   <fmt/format.h> <nlohmann/json.hpp> <systemc> <tlm>)
 
 # scoville_pch_target(NAME [HEADERS extra...] [LIBS targets...]): the empty object library NAME
-# precompiles the set (and the extra headers) with the options of scoville_build_flags and LIBS.
+# precompiles the set (and the extra headers) with the options of scoville_build_flags, of the
+# libraries the set comes from, and of LIBS (those of the extra headers).
 function(scoville_pch_target name)
   cmake_parse_arguments(arg "" "" "HEADERS;LIBS" ${ARGN})
   if(SCOVILLE_PCH)
     add_library(${name} OBJECT ${PROJECT_SOURCE_DIR}/cmake/PchOwner.cpp)
-    target_link_libraries(${name} PRIVATE scoville_build_flags ${arg_LIBS})
+    target_link_libraries(${name} PRIVATE scoville_build_flags SystemC::systemc fmt::fmt
+                                          nlohmann_json::nlohmann_json ${arg_LIBS})
     target_precompile_headers(${name} PRIVATE ${SCOVILLE_PCH_HEADERS} ${arg_HEADERS})
   endif()
 endfunction()
