@@ -42,7 +42,20 @@ TEST(Units, RejectsMissingOrUnknownUnits) {
   EXPECT_THROW(parseQuantity("inf W"), UnitError);
   EXPECT_THROW(parseQuantity("0x10 W"), UnitError);
   EXPECT_THROW(parseQuantity("1 KiHz"), UnitError) << "binary prefixes are for bytes and bits only";
-  EXPECT_THROW(parseQuantity("1 B/s/s"), UnitError);
+  EXPECT_THROW(parseQuantity("1 pJ/bit/mm/s"), UnitError) << "at most two divisions";
+  EXPECT_THROW(parseQuantity("1 pJ/bit/"), UnitError);
+  EXPECT_THROW(parseQuantityAs("1 B/s/s", dim::kBandwidth), UnitError) << "B/s/s is not a bandwidth";
+}
+
+TEST(Units, WireLengthsAndEnergyPerBitAndMillimetre) {
+  EXPECT_DOUBLE_EQ(parseQuantityAs("15 mm", dim::kLength), 15e-3);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("2 m", dim::kLength), 2.0);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("300 um", dim::kLength), 300e-6);
+  EXPECT_DOUBLE_EQ(parseQuantityAs("2 ms", dim::kTime), 2e-3) << "a millisecond, not a metre-second";
+  // 0.1 pJ per bit and millimetre = 0.8 pJ per byte and millimetre = 0.8 nJ per byte and metre.
+  EXPECT_DOUBLE_EQ(parseQuantityAs("0.1 pJ/bit/mm", dim::kEnergyPerByteLength), 0.1e-12 * 8 / 1e-3);
+  EXPECT_THROW(parseQuantityAs("0.1 pJ/bit", dim::kEnergyPerByteLength), UnitError);
+  EXPECT_EQ(dimensionName(dim::kLength), "length");
 }
 
 TEST(Units, WrongDimensionNamesBothKinds) {

@@ -15,8 +15,9 @@ struct Atom {
   bool binaryPrefix;  // Ki/Mi/... allowed
 };
 
-// Longest symbols first so "Hz" wins over "z"-less matches and "bit" over "b".
-constexpr std::array<Atom, 11> kAtoms{{
+// Longest symbols first so "Hz" wins over "z"-less matches and "bit" over "b"; the metre last, so
+// that "ms" is a millisecond and "mm" a millimetre.
+constexpr std::array<Atom, 12> kAtoms{{
     {"FLOP", dim::kFlops, 1.0, false},
     {"flop", dim::kFlops, 1.0, false},
     {"bps", {-1, 1, 0, 0}, 1.0 / 8.0, false},
@@ -28,6 +29,7 @@ constexpr std::array<Atom, 11> kAtoms{{
     {"J", dim::kEnergy, 1.0, false},
     {"W", dim::kPower, 1.0, false},
     {"V", dim::kVoltage, 1.0, false},
+    {"m", dim::kLength, 1.0, false},
 }};
 
 struct Prefix {
@@ -57,9 +59,9 @@ constexpr std::array<Prefix, 17> kPrefixes{{
 }};
 
 Dimension divide(Dimension a, Dimension b) {
-  return Dimension{static_cast<int8_t>(a.time - b.time), static_cast<int8_t>(a.bytes - b.bytes),
+  return Dimension{static_cast<int8_t>(a.time - b.time),     static_cast<int8_t>(a.bytes - b.bytes),
                    static_cast<int8_t>(a.energy - b.energy), static_cast<int8_t>(a.flops - b.flops),
-                   static_cast<int8_t>(a.volts - b.volts)};
+                   static_cast<int8_t>(a.volts - b.volts),   static_cast<int8_t>(a.metres - b.metres)};
 }
 
 std::string_view trim(std::string_view s) {
@@ -106,17 +108,21 @@ Quantity parseQuantity(std::string_view text) {
   const std::string_view unit = trim(s.substr(numberLength));
   if (unit.empty()) throw UnitError(fmt::format("'{}' has no unit", s));
 
-  const std::size_t slash = unit.find('/');
+  // A term divided by at most two more: "pJ", "TB/s", "pJ/bit/mm".
+  std::size_t slash = unit.find('/');
   Quantity numerator;
   const std::string_view top = trim(unit.substr(0, slash));
   if (!parseTerm(top, numerator)) throw UnitError(fmt::format("unknown unit '{}' in '{}'", top, s));
-  if (slash != std::string_view::npos) {
-    const std::string_view bottom = trim(unit.substr(slash + 1));
+  for (int divisions = 0; slash != std::string_view::npos; ++divisions) {
+    const std::size_t next = unit.find('/', slash + 1);
+    const std::string_view bottom =
+        trim(unit.substr(slash + 1, next == std::string_view::npos ? next : next - slash - 1));
     Quantity denominator;
-    if (bottom.find('/') != std::string_view::npos || !parseTerm(bottom, denominator)) {
+    if (divisions == 2 || !parseTerm(bottom, denominator)) {
       throw UnitError(fmt::format("unknown unit '{}' in '{}'", bottom, s));
     }
     numerator = Quantity{numerator.value / denominator.value, divide(numerator.dimension, denominator.dimension)};
+    slash = next;
   }
   return Quantity{number * numerator.value, numerator.dimension};
 }
@@ -143,7 +149,7 @@ struct NamedDimension {
   std::string_view example;
   std::string_view unit;
 };
-constexpr std::array<NamedDimension, 12> kNamed{{
+constexpr std::array<NamedDimension, 14> kNamed{{
     {dim::kDimensionless, "plain number", "1.5", ""},
     {dim::kTime, "time", "250 ns", "s"},
     {dim::kFrequency, "frequency", "1.8 GHz", "Hz"},
@@ -156,6 +162,8 @@ constexpr std::array<NamedDimension, 12> kNamed{{
     {dim::kFlops, "FLOP count", "5 GFLOP", "FLOP"},
     {dim::kFlopRate, "compute rate", "2.5 PFLOP/s", "FLOP/s"},
     {dim::kVoltage, "voltage", "0.8 V", "V"},
+    {dim::kLength, "length", "15 mm", "m"},
+    {dim::kEnergyPerByteLength, "energy per byte (or bit) and wire length", "0.1 pJ/bit/mm", "J/B/m"},
 }};
 
 const NamedDimension* findNamed(Dimension d) {

@@ -2,8 +2,9 @@
 // One parser for every physical quantity in Scoville's configuration files.
 //
 // A quantity is a number followed by a unit: "4.8 TB/s", "700 W", "1.8 GHz", "96 MiB", "250 ns",
-// "3.9 pJ/bit", "2.5 PFLOP/s", "0.8 V". Values are converted once to SI base units (seconds, bytes,
-// joules, FLOPs and their quotients) and carried as double from then on.
+// "3.9 pJ/bit", "2.5 PFLOP/s", "0.8 V", "15 mm", "0.1 pJ/bit/mm". Values are converted once to SI
+// base units (seconds, bytes, joules, FLOPs, volts, metres and their quotients) and carried as
+// double from then on. A unit is one term, optionally divided by one or two more ("pJ/bit/mm").
 //
 // Prefixes: decimal f p n u m k/K M G T P (10^3 steps); binary Ki Mi Gi Ti Pi (2^10 steps) on
 // B and bit only. "b"/"bit" are bits (1/8 byte), "B" bytes; "Gbps" is accepted for Gbit/s.
@@ -15,17 +16,19 @@
 
 namespace scoville::config {
 
-/// Physical dimension as integer exponents of the base quantities time, bytes, energy, FLOPs and
-/// volts (for DVFS operating points).
+/// Physical dimension as integer exponents of the base quantities time, bytes, energy, FLOPs,
+/// volts (for DVFS operating points) and metres (on-chip wire lengths).
 struct Dimension {
   int8_t time = 0;
   int8_t bytes = 0;
   int8_t energy = 0;
   int8_t flops = 0;
   int8_t volts = 0;
+  int8_t metres = 0;
 
   friend bool operator==(const Dimension& a, const Dimension& b) {
-    return a.time == b.time && a.bytes == b.bytes && a.energy == b.energy && a.flops == b.flops && a.volts == b.volts;
+    return a.time == b.time && a.bytes == b.bytes && a.energy == b.energy && a.flops == b.flops && a.volts == b.volts &&
+           a.metres == b.metres;
   }
   friend bool operator!=(const Dimension& a, const Dimension& b) { return !(a == b); }
 };
@@ -43,6 +46,8 @@ inline constexpr Dimension kEnergyPerFlop{0, 0, 1, -1};
 inline constexpr Dimension kFlops{0, 0, 0, 1};
 inline constexpr Dimension kFlopRate{-1, 0, 0, 1};
 inline constexpr Dimension kVoltage{0, 0, 0, 0, 1};
+inline constexpr Dimension kLength{0, 0, 0, 0, 0, 1};
+inline constexpr Dimension kEnergyPerByteLength{0, -1, 1, 0, 0, -1};  ///< on-chip wires: per byte per metre
 }  // namespace dim
 
 /// A value in SI base units together with its dimension.
