@@ -29,6 +29,7 @@ commands:
   report           merge runs and render a design-review report (index.html, report.md, plots)
   validate         run a validation dataset and compare with its measurements (MAPE per metric)
   kernels          run a kernel microbenchmark dataset on a platform's chip and compare time and power
+  calibrate-power  fit a chip type's energy constants on a kernel dataset's measured power
   platform show    print a platform's units and totals
   config-docs      print the configuration reference (Markdown; docs/config.md)
 
@@ -53,10 +54,9 @@ int configDocsCommand(const Args& args, std::ostream& out) {
       << "Quantities take a number and a unit (`4.8 TB/s`, `700 W`, `1.8 GHz`, `96 MiB`, `250 ns`, `3.9 pJ/bit`); "
       << "decimal prefixes k M G T P and m u n p f, binary prefixes Ki Mi Gi Ti on bytes and bits. "
       << "Unknown keys, missing units and out-of-range values are errors.\n\n";
-  config::writeMarkdown(
-      out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(), &workload::ScenarioConfig::schema(),
-            &workload::SoftwareStackConfig::schema(), &workload::ValidationDataset::schema(),
-             &workload::KernelDataset::schema()});
+  config::writeMarkdown(out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(),
+                              &workload::ScenarioConfig::schema(), &workload::SoftwareStackConfig::schema(),
+                              &workload::ValidationDataset::schema(), &workload::KernelDataset::schema()});
   return kExitOk;
 }
 
@@ -78,6 +78,7 @@ int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (command == "merge") return mergeCommand(args, out);
     if (command == "validate") return validateCommand(args, out);
     if (command == "kernels") return kernelsCommand(args, out);
+    if (command == "calibrate-power") return calibratePowerCommand(args, out);
     if (command == "report") return reportCommand(args, out);
     if (command == "config-docs") return configDocsCommand(args, out);
     if (command == "platform") {

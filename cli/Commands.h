@@ -31,6 +31,7 @@ int mergeCommand(const Args& args, std::ostream& out);
 int reportCommand(const Args& args, std::ostream& out);
 int validateCommand(const Args& args, std::ostream& out);
 int kernelsCommand(const Args& args, std::ostream& out);
+int calibratePowerCommand(const Args& args, std::ostream& out);
 
 /// Entry point: dispatches argv[1] to a subcommand and maps exceptions to exit codes.
 int runMain(int argc, char** argv, std::ostream& out, std::ostream& err);

@@ -18,11 +18,13 @@
 
 #include "cli/Commands.h"
 #include "cli/Inputs.h"
+#include "cli/KernelBenchRun.h"
 #include "cli/ReportWriter.h"
 #include "platforms/Platform.h"
 #include "tlm/config/Loader.h"
 #include "workloads/KernelBench.h"
 #include "workloads/KernelRunner.h"
+#include "workloads/PowerCalibration.h"
 #include "workloads/SoftwareStack.h"
 
 namespace scoville::cli {
@@ -77,42 +79,15 @@ int kernelsCommand(const Args& args, std::ostream& out) {
   if (outDir.empty()) outDir = "kernels-" + dataset.name;
   prepareOutputDirectory(outDir);
 
-  // Plan every kernel that is compared or loads a power measurement.
-  const hw::ChipConfig& chip = loaded.platform.chipConfig(0);
-  std::set<std::string> powerLoads;
-  for (const workload::MeasuredPower& p : dataset.power) {
-    if (!p.kernel.empty()) powerLoads.insert(p.kernel);
-  }
-  std::vector<std::size_t> planned;  // dataset index of each plan
-  std::vector<workload::StepPlan> plans;
-  std::vector<double> rooflines;
-  std::vector<std::string> classes;
-  for (std::size_t i = 0; i < dataset.kernels.size(); ++i) {
-    const workload::MeasuredKernel& k = dataset.kernels[i];
-    const bool compared = k.exclude.empty() && (selected.empty() || selected.count(k.id) > 0);
-    const bool loads = selected.empty() && powerLoads.count(k.id) > 0;
-    if (!compared && !loads) continue;
-    plans.push_back(workload::planKernel(k, chip));
-    rooflines.push_back(workload::kernelRooflineS(plans.back(), chip));
-    classes.push_back(workload::kernelClass(k, plans.back(), chip));
-    planned.push_back(i);
-  }
+  KernelBenchRun bench(dataset, loaded.platform, stack ? &*stack : nullptr, mode, selected, selected.empty());
+  const hw::ChipConfig& chip = bench.chip();
   if (!quiet) {
     out << fmt::format("dataset {} ({}, {}), platform {} chip type {}, software stack {}: {} kernels\n", dataset.name,
                        dataset.hardware, dataset.date, loaded.platform.name, chip.name, stack ? stack->name : "none",
-                       plans.size());
+                       bench.planned());
   }
 
-  // One elaboration: the platform and a driver on its first chip run the kernels back to back.
-  platform::Platform platform("platform", loaded.platform);
-  workload::KernelRunner runner("kernels", platform, 0, std::move(plans), mode, stack ? &*stack : nullptr);
-  sc_core::sc_start();
-  if (!runner.error().empty()) throw SimulationError(runner.error());
-  if (!runner.finished()) throw SimulationError("the kernels did not finish (simulation starved)");
-
   // Kernel times.
-  std::map<std::string, std::size_t> outcomeOf;  // kernel id -> index in runner.outcomes()
-  for (std::size_t j = 0; j < planned.size(); ++j) outcomeOf[dataset.kernels[planned[j]].id] = j;
   std::vector<workload::KernelComparison> comparisons;
   Json kernels = Json::array();
   if (!quiet) {
@@ -120,9 +95,9 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                        "roofline", "error", "meas/roof");
   }
   for (const workload::MeasuredKernel& k : dataset.kernels) {
-    const auto found = outcomeOf.find(k.id);
+    const workload::KernelRunner::Outcome* o = bench.outcome(k.id);
     Json entry = {{"id", k.id}, {"kind", workload::kernelKindName(k.kind)}};
-    entry["class"] = found != outcomeOf.end() ? Json(classes[found->second]) : Json(nullptr);
+    entry["class"] = o != nullptr ? Json(bench.kernelClass(k.id)) : Json(nullptr);
     entry["measured_s"] = k.seconds;
     const bool compared = k.exclude.empty() && (selected.empty() || selected.count(k.id) > 0);
     if (!compared) {
@@ -132,10 +107,10 @@ int kernelsCommand(const Args& args, std::ostream& out) {
       kernels.push_back(entry);
       continue;
     }
-    const workload::KernelRunner::Outcome& o = runner.outcomes()[found->second];
-    const double roofline = rooflines[found->second];
-    const workload::KernelComparison c{
-        k.id, classes[found->second], k.seconds, o.seconds(), roofline, (o.seconds() - k.seconds) / k.seconds * 100.0};
+    const double roofline = bench.rooflineS(k.id);
+    const workload::KernelComparison c{k.id,      bench.kernelClass(k.id),
+                                       k.seconds, o->seconds(),
+                                       roofline,  (o->seconds() - k.seconds) / k.seconds * 100.0};
     comparisons.push_back(c);
     entry["status"] = "compared";
     entry["simulated_s"] = c.simulatedS;
@@ -166,40 +141,50 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                     {"fit_efficiency", s.fitEfficiency > 0 ? Json(s.fitEfficiency) : Json(nullptr)}};
   }
 
-  // Power under sustained loads: the chip's static power plus its dynamic energy over one launch.
+  // Power under sustained loads, priced with the chip's energy model (workloads/PowerCalibration.h).
   Json power = Json::array();
-  const power::ChipPower* chipPower = platform.power().chip(0);
   if (!dataset.power.empty() && selected.empty()) {
-    if (chipPower == nullptr) {
+    if (!chip.power) {
       out << fmt::format("\npower: chip type '{}' has no power model; {} measurements not compared\n", chip.name,
                          dataset.power.size());
     } else {
-      out << fmt::format("\n{:<34} {:<30} {:>10} {:>10} {:>8} {:>9}\n", "power", "load", "measured", "simulated",
-                         "error", "SM clock");
-      for (const workload::MeasuredPower& p : dataset.power) {
-        double simulated = chipPower->idleW();
-        std::string load = "idle";
-        if (!p.kernel.empty()) {
-          const workload::KernelRunner::Outcome& o = runner.outcomes()[outcomeOf.at(p.kernel)];
-          simulated += p.duty * o.dynamicJ / o.seconds();
-          load = p.duty < 1 ? fmt::format("{} x {:.2f}", p.kernel, p.duty) : p.kernel;
-        }
+      const std::vector<workload::PowerLoad> loads = bench.powerLoads(dataset);
+      out << fmt::format("\n{:<38} {:<30} {:>10} {:>10} {:>8} {:>12} {:>8} {:>9}\n", "power", "load", "measured",
+                         "simulated", "error", "at sim. rate", "error", "SM clock");
+      std::vector<double> errors;
+      for (std::size_t i = 0; i < loads.size(); ++i) {
+        const workload::MeasuredPower& p = dataset.power[i];
+        const workload::PowerLoad& load = loads[i];
+        const double simulated = workload::loadPowerW(*chip.power, bench.refreshPerS(), load);
+        const double atSimulatedRate =
+            load.kernel.empty() ? simulated : workload::loadPowerW(*chip.power, bench.refreshPerS(), load, true);
         const double error = (simulated - p.watts) / p.watts * 100.0;
-        out << fmt::format("{:<34} {:<30} {:>8.1f} W {:>8.1f} W {:>+7.1f}% {:>9}\n", p.id, load, p.watts, simulated,
-                           error, p.smClockHz > 0 ? fmt::format("{:.0f} MHz", p.smClockHz / 1e6) : "-");
+        const double errorAtSimulatedRate = (atSimulatedRate - p.watts) / p.watts * 100.0;
+        errors.push_back(error);
+        const std::string name = p.kernel.empty() ? "idle"
+                                 : p.duty < 1     ? fmt::format("{} x {:.3f}", p.kernel, p.duty)
+                                                  : p.kernel;
+        out << fmt::format("{:<38} {:<30} {:>8.1f} W {:>8.1f} W {:>+7.1f}% {:>10.1f} W {:>+7.1f}% {:>9}\n", p.id, name,
+                           p.watts, simulated, error, atSimulatedRate, errorAtSimulatedRate,
+                           p.smClockHz > 0 ? fmt::format("{:.0f} MHz", p.smClockHz / 1e6) : "-");
         power.push_back({{"id", p.id},
                          {"kernel", p.kernel.empty() ? Json(nullptr) : Json(p.kernel)},
                          {"duty", p.duty},
                          {"measured_w", p.watts},
                          {"simulated_w", simulated},
                          {"error_percent", error},
+                         {"simulated_at_simulated_rate_w", atSimulatedRate},
+                         {"error_at_simulated_rate_percent", errorAtSimulatedRate},
+                         {"launch_time_s", load.kernel.empty() ? Json(nullptr) : Json(load.launchS)},
+                         {"simulated_launch_time_s", load.kernel.empty() ? Json(nullptr) : Json(load.simulatedLaunchS)},
                          {"sm_clock_hz", p.smClockHz > 0 ? Json(p.smClockHz) : Json(nullptr)},
+                         {"voltage_scale", load.voltageScale},
                          {"note", p.note.empty() ? Json(nullptr) : Json(p.note)}});
       }
       out << fmt::format(
-          "(simulated: the chip's static {:.1f} W plus its dynamic energy over one launch of the load, times its duty; "
-          "rated {:.0f} W)\n",
-          chipPower->idleW(), chip.ratedPowerW);
+          "power MAPE {:.1f}% over {} points (simulated: the chip's static power at the point's voltage, HBM "
+          "refresh, and one launch's energy at the measured launch rate and clock; rated {:.0f} W)\n",
+          workload::meanAbsolutePercent(errors), errors.size(), chip.ratedPowerW);
     }
   }
   const Json result = {{"dataset", dataset.name},

@@ -6,7 +6,7 @@
 namespace scoville::cli {
 
 /// Version of report.json's layout (docs/report.md). Bump on any incompatible change.
-inline constexpr int kReportSchemaVersion = 2;
+inline constexpr int kReportSchemaVersion = 3;
 
 /// Creates `directory` if needed and proves it writable by creating and removing a probe file.
 /// Throws config::ConfigError(kOutputNotWritable) otherwise. Call before simulating.

@@ -483,6 +483,7 @@ int runCommand(const Args& args, std::ostream& out) {
     mirrorOf = engine.mirrorOfChips();
     platform.power().setMirrors(mirrorOf);
     sc_core::sc_start();
+    platform.settlePower();
     checkCosim();
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
@@ -528,6 +529,7 @@ int runCommand(const Args& args, std::ostream& out) {
     workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode,
                                           inputs.scenario.stack ? &*inputs.scenario.stack : nullptr);
     sc_core::sc_start();
+    platform.settlePower();
     checkCosim();
     if (const std::string error = runner.error(); !error.empty()) throw SimulationError(error);
     if (!runner.finished()) throw SimulationError("the decode step did not finish (simulation starved)");

@@ -12,6 +12,7 @@
 #include "hw/Sram.h"
 #include "hw/TensorCore.h"
 #include "hw/VectorUnit.h"
+#include "hw/power/PowerManager.h"
 #include "hw/rtl/RtlTensorCore.h"
 #include "tlm/stats/StatsGroup.h"
 
@@ -29,20 +30,24 @@ class Chip : public sc_core::sc_module {
   const stats::Group& stats() const { return m_stats; }
   /// Every unit of this chip emits its activity here; power and statistics listeners subscribe.
   tlm::ActivityBus& activityBus() { return m_activityBus; }
-  /// The core clock domain (tensor core and vector unit) a DVFS governor scales.
-  tlm::ClockDomain& coreClock() { return m_coreClock; }
-  /// Power gating: runs later GEMMs on `arrays` of the tensor core's arrays (1..count). Only the
-  /// TLM tensor core can gate (std::logic_error with impl rtl or lockstep, unless arrays = count).
-  void setActiveTensorArrays(int arrays);
-  int activeTensorArrays() const { return m_tensorCore ? m_tensorCore->activeArrays() : m_config.tensorCore.count; }
+  /// The chip's power manager: core clock domain and operating point, power gating of tensor
+  /// arrays, clock gating and DVFS governor. Phase policies and governors act through it.
+  PowerManager& powerManager() { return m_powerManager; }
+  const PowerManager& powerManager() const { return m_powerManager; }
+  /// The core clock domain (tensor core and vector unit), which the power manager scales.
+  const tlm::ClockDomain& coreClock() const { return m_powerManager.coreClock(); }
   /// RTL co-simulation (tensor_core.impl rtl or lockstep): what went wrong, "" if nothing did or
   /// the tensor core is the TLM model.
   std::string cosimFailure() const { return m_rtlTensorCore ? m_rtlTensorCore->failure() : std::string(); }
 
  private:
+  /// Power gating: runs later GEMMs on `arrays` of the tensor core's arrays (1..count). Only the
+  /// TLM tensor core can gate (std::logic_error with impl rtl or lockstep, unless arrays = count).
+  void setActiveTensorArrays(int arrays);
+
   ChipConfig m_config;
   tlm::ActivityBus m_activityBus;
-  tlm::ClockDomain m_coreClock;
+  PowerManager m_powerManager;
   ChipInterconnect m_interconnect;
   std::unique_ptr<TensorCore> m_tensorCore;             ///< impl tlm
   std::unique_ptr<rtl::RtlTensorCore> m_rtlTensorCore;  ///< impl rtl and lockstep

@@ -69,7 +69,11 @@ sc_core::sc_time ChipInterconnect::crossPort(Port port, const tlm::OpExtension& 
   const sc_core::sc_time start = std::max(arrival, m_portBusyUntil[port]);
   m_portBusyUntil[port] = start + tlm::durationCeil(transfer);
   m_portBusyTime.add(transfer);
-  m_activity.emit(tlm::Activity::kNocBytes, static_cast<double>(op.bytes), op, start, m_portBusyUntil[port]);
+  // Bytes to or from the HBM controller and the SRAM cross different distances of the die.
+  if (port == kMemory || port == kSram) {
+    m_activity.emit(port == kMemory ? tlm::Activity::kNocMemoryBytes : tlm::Activity::kNocSramBytes,
+                    static_cast<double>(op.bytes), op, start, m_portBusyUntil[port]);
+  }
   return m_portBusyUntil[port];
 }
 

@@ -128,8 +128,7 @@ void Platform::attachPower() {
   for (int i = 0; i < chipCount(); ++i) {
     const hw::ChipConfig& chip = m_config.chipConfig(i);
     specs.push_back(power::ChipPowerSpec{PlatformConfig::chipName(i), chip.name, chip.ratedPowerW,
-                                         chip.power ? &*chip.power : nullptr, chip.hbm.burstBytes,
-                                         &m_chips[static_cast<std::size_t>(i)]->coreClock()});
+                                         chip.power ? &*chip.power : nullptr, chip.hbm.burstBytes});
   }
   // Switches of the switched and leaf-spine topologies share the `network.switch` type; the
   // switches of a custom topology have no energy model.
@@ -142,9 +141,20 @@ void Platform::attachPower() {
   }
   m_power = std::make_unique<power::PowerMonitor>(m_config.power, specs, switchEnergy, switches);
   if (!m_power->modelled()) return;
-  for (int i = 0; i < chipCount(); ++i)
-    m_chips[static_cast<std::size_t>(i)]->activityBus().subscribe(*m_power->chip(i));
+  const power::GovernorConfig& governor = m_config.power.governor;
+  for (int i = 0; i < chipCount(); ++i) {
+    hw::Chip& chip = *m_chips[static_cast<std::size_t>(i)];
+    power::ChipPower& listener = *m_power->chip(static_cast<std::size_t>(i));
+    chip.activityBus().subscribe(listener);
+    // The governor is the chip's power manager's; it reads the chip's power model as telemetry.
+    const double capW = governor.kind == power::GovernorKind::kCapRated ? chip.config().ratedPowerW : governor.targetW;
+    chip.powerManager().govern(governor, capW, listener);
+  }
   m_networkActivity.subscribe(*m_power);
+}
+
+void Platform::settlePower() {
+  for (const auto& chip : m_chips) chip->powerManager().settle();
 }
 
 void Platform::buildSwitched() {

@@ -60,6 +60,9 @@ class Platform : public sc_core::sc_module {
   void subscribeActivity(tlm::ActivityListener& listener);
   /// Statistics of every chip and of the network, one group per component.
   const stats::Group& stats() const { return m_stats; }
+  /// Has every chip's power manager announce what it has not yet (its clocks' active time): call
+  /// before reading the power model at the end of a run.
+  void settlePower();
   /// The power model, listening to every chip and the network (docs/power.md).
   power::PowerMonitor& power() { return *m_power; }
   const power::PowerMonitor& power() const { return *m_power; }

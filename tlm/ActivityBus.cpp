@@ -14,10 +14,13 @@ const char* activityName(Activity activity) {
     case Activity::kDramReadBursts: return "dram_read_bursts";
     case Activity::kDramWriteBursts: return "dram_write_bursts";
     case Activity::kDramRefreshes: return "dram_refreshes";
-    case Activity::kNocBytes: return "noc_bytes";
+    case Activity::kNocMemoryBytes: return "noc_memory_bytes";
+    case Activity::kNocSramBytes: return "noc_sram_bytes";
     case Activity::kLinkBytes: return "link_bytes";
     case Activity::kSwitchBytes: return "switch_bytes";
     case Activity::kSwitchPackets: return "switch_packets";
+    case Activity::kClockActive: return "clock_active";
+    case Activity::kWakeArrays: return "wake_arrays";
   }
   return "?";
 }

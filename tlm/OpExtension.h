@@ -66,7 +66,10 @@ struct GemmShape {
 /// memory tiers, switch port to the fabric) issues new payloads of its own rather than editing it.
 class OpExtension : public ::tlm::tlm_extension<OpExtension> {
  public:
-  OpKind kind = OpKind::kRead;             ///< routes the payload and selects the target's action
+  OpKind kind = OpKind::kRead;  ///< routes the payload and selects the target's action
+  /// Switching activity of the data moved, relative to random data (1.0; weights, activations and
+  /// KV are): 0 for data that never changes (a constant fill). Priced by the power model's wires.
+  float dataToggle = 1.0F;
   uint64_t bytes = 0;                      ///< transfer size for memory ops; 0 for GEMMs
   GemmShape shape;                         ///< GEMM shape; meaningful for kGemm only
   Precision precision = Precision::kBf16;  ///< compute precision of a GEMM / element format of data

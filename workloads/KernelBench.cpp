@@ -9,6 +9,7 @@
 
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
+#include "tlm/power/EnergyKeys.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/StepPlanSizes.h"
 
@@ -135,6 +136,12 @@ const Schema<MeasuredKernel>& MeasuredKernel::schema() {
                     "fastest repetition (0: not given)")
           .quantity("time_max", &MeasuredKernel::secondsMax, config::dim::kTime, optional("0 s"), config::nonNegative(),
                     "slowest repetition (0: not given)")
+          .choice("data", &MeasuredKernel::constantData, {{"random", false}, {"constant", true}}, optional("random"),
+                  "hbm kinds: the data the kernel moves: random (its wires toggle as for weights and KV) or "
+                  "constant (a fill: they do not)")
+          .integer("query_block", &MeasuredKernel::queryBlock, optional("1"), config::between(1, 4096),
+                   "attention: query rows the kernel computes per block; a block of fewer real rows (a decode "
+                   "step's query heads) computes its padding rows too")
           .text("exclude", &MeasuredKernel::exclude, optional("~"),
                 "why the point is not compared (a measurement artefact, say); it is listed, never run")
           .text("note", &MeasuredKernel::note, optional("~"), "anything a reader of the comparison should know")
@@ -183,7 +190,50 @@ const Schema<MeasuredPower>& MeasuredPower::schema() {
                     "measured board power (median over the load's steady part)")
           .quantity("sm_clock", &MeasuredPower::smClockHz, config::dim::kFrequency, optional("0 Hz"),
                     config::nonNegative(), "core clock the board ran at meanwhile (below its maximum: power-capped)")
+          .quantity("launch_time", &MeasuredPower::launchTimeS, config::dim::kTime, optional("0 s"),
+                    config::nonNegative(),
+                    "time per launch while the load ran: the kernel's work per launch over the rate measured "
+                    "meanwhile (0: the kernel's timed `time`)")
           .text("note", &MeasuredPower::note, optional("~"), "anything a reader of the comparison should know");
+  return s;
+}
+
+const Schema<PowerFitParameter>& PowerFitParameter::schema() {
+  static const Schema<PowerFitParameter> s =
+      Schema<PowerFitParameter>("power_fit_parameter", "A constant of the chip's `power` section the fit sets.")
+          .text("key", &PowerFitParameter::key, required(),
+                "its key in the chip type's `power` section, e.g. floor or memory_interface.read_energy")
+          .text("min", &PowerFitParameter::minText, required(),
+                "lower end of its public range, in the key's unit (e.g. '1 pJ/bit')")
+          .text("max", &PowerFitParameter::maxText, required(), "upper end of its public range")
+          .text("source", &PowerFitParameter::source, required(), "where the range comes from");
+  return s;
+}
+
+const Schema<PowerFitTie>& PowerFitTie::schema() {
+  static const Schema<PowerFitTie> s =
+      Schema<PowerFitTie>("power_fit_tie", "A constant the fit sets to a fixed multiple of a fitted one.")
+          .text("key", &PowerFitTie::key, required(), "the tied key")
+          .text("to", &PowerFitTie::to, required(), "the fitted key it follows")
+          .number("ratio", &PowerFitTie::ratio, required(), config::positive(), "key = ratio x to")
+          .text("source", &PowerFitTie::source, required(), "why that ratio");
+  return s;
+}
+
+const Schema<PowerFitSpec>& PowerFitSpec::schema() {
+  static const Schema<PowerFitSpec> s =
+      Schema<PowerFitSpec>("power_fit",
+                           "How a kernel dataset's power points calibrate the platform chip's energy model "
+                           "(docs/power.md#calibration).")
+          .textList("training", &PowerFitSpec::training, required(),
+                    "the power points the fit is trained on (at most half of them); the rest are predicted")
+          .childList("parameters", &PowerFitSpec::parameters, PowerFitParameter::schema(), required(),
+                     "the constants fitted, each within its public range")
+          .childList("tied", &PowerFitSpec::tied, PowerFitTie::schema(), optional("[]"),
+                     "constants set to a fixed multiple of a fitted one")
+          .number("prior", &PowerFitSpec::prior, optional("0.01"), config::between(0.0, 10.0),
+                  "weight of each constant's pull towards the middle of its range, against a point's relative "
+                  "error");
   return s;
 }
 
@@ -200,9 +250,15 @@ const Schema<KernelDataset>& KernelDataset::schema() {
           .text("source", &KernelDataset::source, required(), "what produced the numbers")
           .text("method", &KernelDataset::method, required(), "how they were taken: timing, inputs, what is counted")
           .text("environment", &KernelDataset::environment, optional("~"), "driver, CUDA and framework versions")
+          .quantity("nominal_sm_clock", &KernelDataset::nominalSmClockHz, config::dim::kFrequency, optional("0 Hz"),
+                    config::nonNegative(),
+                    "the core clock the platform chip's first dvfs point stands for; power points' sm_clock are "
+                    "taken relative to it (0: every point at the nominal point)")
           .childList("kernels", &KernelDataset::kernels, MeasuredKernel::schema(), required(), "the timed kernels")
           .childList("power", &KernelDataset::power, MeasuredPower::schema(), optional("[]"),
                      "board power under sustained loads")
+          .optionalChild("power_fit", &KernelDataset::powerFit, PowerFitSpec::schema(),
+                         "how `scoville calibrate-power` fits the platform chip's energy constants on the power points")
           .check("ids are unique and power loads name kernels", [](const KernelDataset& d, const Node& n) {
             checkUniqueIds(d.kernels, n.at("kernels"), "kernel");
             if (!d.power.empty()) checkUniqueIds(d.power, n.at("power"), "power");
@@ -214,6 +270,64 @@ const Schema<KernelDataset>& KernelDataset::schema() {
                 n.at("power").at(i).at("kernel").fail(
                     ErrorKind::kUnknownName,
                     fmt::format("power '{}' names kernel '{}', which the dataset does not have", p.id, p.kernel));
+              }
+            }
+            if (d.powerFit) {
+              std::set<std::string> points;
+              for (const MeasuredPower& p : d.power) points.insert(p.id);
+              const std::optional<Node> included = config::resolveInclude(n.at("power_fit"));
+              const Node fit = included ? *included : n.at("power_fit");
+              for (std::size_t i = 0; i < d.powerFit->training.size(); ++i) {
+                if (points.count(d.powerFit->training[i]) == 0) {
+                  fit.at("training")
+                      .at(i)
+                      .fail(ErrorKind::kUnknownName,
+                            fmt::format("training point '{}' is not one of the dataset's power "
+                                        "points",
+                                        d.powerFit->training[i]));
+                }
+              }
+              std::set<std::string> fitted;
+              for (std::size_t i = 0; i < d.powerFit->parameters.size(); ++i) {
+                const PowerFitParameter& p = d.powerFit->parameters[i];
+                const Node at = fit.at("parameters").at(i);
+                const power::EnergyKey* key = power::findEnergyKey(p.key);
+                if (key == nullptr) {
+                  at.at("key").fail(ErrorKind::kUnknownName,
+                                    fmt::format("'{}' is not a constant of a chip's `power` section", p.key));
+                }
+                if (!fitted.insert(p.key).second) {
+                  at.at("key").fail(ErrorKind::kInvalidConfig, fmt::format("'{}' is fitted twice", p.key));
+                }
+                const double lo = config::readQuantity(at.at("min"), key->dimension, config::nonNegative());
+                const double hi = config::readQuantity(at.at("max"), key->dimension, config::nonNegative());
+                if (!(hi > lo)) {
+                  at.at("max").fail(ErrorKind::kInvalidConfig,
+                                    fmt::format("the range of '{}' is empty: max must be above min", p.key));
+                }
+              }
+              for (std::size_t i = 0; i < d.powerFit->tied.size(); ++i) {
+                const PowerFitTie& t = d.powerFit->tied[i];
+                const Node at = fit.at("tied").at(i);
+                if (power::findEnergyKey(t.key) == nullptr) {
+                  at.at("key").fail(ErrorKind::kUnknownName,
+                                    fmt::format("'{}' is not a constant of a chip's `power` section", t.key));
+                }
+                if (fitted.count(t.to) == 0) {
+                  at.at("to").fail(ErrorKind::kUnknownName,
+                                   fmt::format("'{}' is not one of the fitted parameters", t.to));
+                }
+                if (fitted.count(t.key) > 0) {
+                  at.at("key").fail(ErrorKind::kInvalidConfig,
+                                    fmt::format("'{}' is fitted, so it cannot also be tied", t.key));
+                }
+              }
+              if (d.powerFit->training.size() * 2 > d.power.size()) {
+                fit.at("training")
+                    .fail(ErrorKind::kInvalidConfig,
+                          fmt::format("{} training points of {}: at most half of the power points may "
+                                      "train the fit, the rest are predicted",
+                                      d.powerFit->training.size(), d.power.size()));
               }
             }
           });
@@ -230,6 +344,7 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
   const double tile = chip.sram.bufferBytes();
   if (isHbm(k.kind)) {
     const auto bytes = static_cast<uint64_t>(k.bytes);
+    plan.dataToggle = k.constantData ? 0.0 : 1.0;
     if (k.kind == KernelKind::kHbmCopy) {
       // Half read from [0, bytes / 2), half written above: each tile reads and writes its share.
       const uint64_t half = bytes / 2;
@@ -238,6 +353,11 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
       streamTiles(plan, tlm::OpKind::kWrite, planning::aligned(half), bytes - half, part);
     } else {
       streamTiles(plan, k.kind == KernelKind::kHbmRead ? tlm::OpKind::kRead : tlm::OpKind::kWrite, 0, bytes, tile);
+    }
+    if (k.kind == KernelKind::kHbmRead) {
+      // A read kernel consumes what it reads (a reduction): one element operation per element.
+      const double bytesPerElement = tlm::bitsPerElement(k.precision) / 8.0;
+      for (PlannedOp& op : plan.ops) op.vectorOps = static_cast<double>(op.bytes()) / bytesPerElement;
     }
   } else if (k.kind == KernelKind::kGemm) {
     if (chip.tensorCore.macsPerCell.of(k.precision) <= 0) {
@@ -263,8 +383,21 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
     StepPlan full = planner.plan(batch);
     plan.computePrecision = full.computePrecision;
     plan.tokens = full.tokens;
+    // The kernel computes whole query blocks: a decode's few query rows per KV head are padded to
+    // the block, on the tensor core and in the softmax alike.
+    const auto block = static_cast<uint64_t>(k.queryBlock);
     for (PlannedOp& op : full.ops) {
-      if (op.name == "attention") plan.ops.push_back(std::move(op));
+      if (op.name != "attention") continue;
+      if (block > 1) {
+        double padding = 1.0;
+        for (tlm::GemmShape& g : op.gemms) {
+          const uint64_t padded = (g.m + block - 1) / block * block;
+          padding = static_cast<double>(padded) / static_cast<double>(g.m);
+          g.m = padded;
+        }
+        op.vectorOps *= padding;
+      }
+      plan.ops.push_back(std::move(op));
     }
   }
   total(plan);

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ struct MeasuredKernel {
   int64_t heads = 0, kvHeads = 0, headDim = 0;       ///< attention: query heads, KV heads, elements per head
   double seconds = 0.0;                              ///< measured time per launch (median)
   double secondsMin = 0.0, secondsMax = 0.0;         ///< spread of the repetitions (0: not given)
-  std::string exclude;  ///< non-empty: why the point is not compared (listed, never dropped)
+  bool constantData = false;  ///< the data written is a constant (a fill): its wires do not toggle
+  int64_t queryBlock = 1;     ///< attention: query rows computed per block (fewer real rows are padded)
+  std::string exclude;        ///< non-empty: why the point is not compared (listed, never dropped)
   std::string note;
 
   static const config::Schema<MeasuredKernel>& schema();
@@ -54,10 +57,45 @@ struct MeasuredPower {
   std::string kernel;  ///< id of the kernel launched back to back; empty: idle
   double duty = 1.0;   ///< share of the time the kernel ran (bursts with the device idle between)
   double watts = 0.0;
-  double smClockHz = 0.0;  ///< the core clock the board ran at (0: not given)
+  double smClockHz = 0.0;    ///< the core clock the board ran at (0: not given)
+  double launchTimeS = 0.0;  ///< time per launch while the load ran (0: the kernel's timed `time`)
   std::string note;
 
   static const config::Schema<MeasuredPower>& schema();
+};
+
+/// A constant of a chip type's `power` section fitted by `scoville calibrate-power`, within a
+/// public range.
+struct PowerFitParameter {
+  std::string key;      ///< its key in the chip type's `power` section (tlm/power/EnergyKeys.h)
+  std::string minText;  ///< lower end of the range, a quantity in the key's unit (checked on load)
+  std::string maxText;  ///< upper end
+  std::string source;   ///< where the range comes from
+
+  static const config::Schema<PowerFitParameter>& schema();
+};
+
+/// A constant set to a fixed multiple of a fitted one.
+struct PowerFitTie {
+  std::string key;
+  std::string to;
+  double ratio = 1.0;
+  std::string source;
+
+  static const config::Schema<PowerFitTie>& schema();
+};
+
+/// How the dataset's power points calibrate a chip type's energy model: which points train the
+/// fit (the rest are predicted), which constants it fits and within which ranges.
+struct PowerFitSpec {
+  std::vector<std::string> training;
+  std::vector<PowerFitParameter> parameters;
+  std::vector<PowerFitTie> tied;
+  /// Weight of the pull of each constant towards the middle of its range, relative to a point's
+  /// relative error (small: the data decides what it can, the ranges the rest).
+  double prior = 0.01;
+
+  static const config::Schema<PowerFitSpec>& schema();
 };
 
 struct KernelDataset {
@@ -69,8 +107,12 @@ struct KernelDataset {
   std::string source;       ///< what produced the numbers
   std::string method;       ///< how they were taken (timing, inputs, counting)
   std::string environment;  ///< driver, CUDA, framework versions
+  /// The core clock the platform chip's nominal operating point stands for: a power point's
+  /// `sm_clock` is taken relative to it (0: every point at the nominal point).
+  double nominalSmClockHz = 0.0;
   std::vector<MeasuredKernel> kernels;
   std::vector<MeasuredPower> power;
+  std::optional<PowerFitSpec> powerFit;
 
   static const config::Schema<KernelDataset>& schema();
 };

@@ -155,13 +155,11 @@ PhaseTotals& PhaseTotals::operator+=(const PhaseTotals& o) {
   return *this;
 }
 
-PhaseController::PhaseController(int replica, const ServingPolicyConfig& config, std::vector<hw::Chip*> chips,
-                                 std::vector<power::ChipPower*> powers, bool governed)
+PhaseController::PhaseController(int replica, const ServingPolicyConfig& config, std::vector<hw::Chip*> chips)
     : m_replica(replica),
       m_config(config),
       m_chips(std::move(chips)),
-      m_powers(std::move(powers)),
-      m_governed(governed),
+      m_governed(m_chips.front()->powerManager().governed()),
       m_chip(m_chips.front()->config()),
       m_points(CorePoints::of(m_chip)) {
   m_setting = PhaseSetting{0, m_chip.tensorCore.count};
@@ -171,9 +169,11 @@ PhaseController::PhaseController(int replica, const ServingPolicyConfig& config,
 }
 
 void PhaseController::enterState(double timeS, power::ServingState state) {
-  for (power::ChipPower* p : m_powers) {
-    if (p != nullptr) p->enterState(timeS, state);
-  }
+  tlm::PowerStateEvent e;
+  e.kind = tlm::PowerStateEvent::Kind::kServingState;
+  e.time = tlm::durationCeil(timeS);
+  e.state = static_cast<int>(state);
+  for (hw::Chip* chip : m_chips) chip->activityBus().emit(e);
 }
 
 double PhaseController::prepare(StepPhase phase, const std::vector<const StepPlan*>& plans) {
@@ -198,14 +198,9 @@ double PhaseController::prepare(StepPhase phase, const std::vector<const StepPla
       m_log.push_back(PhaseTransition{now, stall, m_replica, phase, m_setting, next});
     const tlm::LlmPhase llm = phase == StepPhase::kPrefill ? tlm::LlmPhase::kPrefill : tlm::LlmPhase::kDecode;
     enterState(now, power::ServingState::kTransition);  // its wake energy too, even without a stall
-    for (std::size_t c = 0; c < m_chips.size(); ++c) {
-      if (clock) m_chips[c]->coreClock().setScale(m_points.frequencyScale.at(next.point));
-      m_chips[c]->setActiveTensorArrays(next.arrays);
-      if (power::ChipPower* pw = m_powers[c]) {
-        if (clock) pw->setPolicyPoint(now, next.point);
-        pw->setGatedArrays(now, m_chip.tensorCore.count - next.arrays, m_chip.tensorCore.count);
-        pw->addWakeEnergy(costs.wakeJPerArray * woken, now, now + std::max(stall, costs.wakeS), llm);
-      }
+    for (hw::Chip* chip : m_chips) {
+      if (clock) chip->powerManager().setOperatingPoint(now, next.point);
+      chip->powerManager().setPoweredArrays(now, next.arrays, now + std::max(stall, costs.wakeS), llm);
     }
     m_setting = next;
     m_setting.fallback = false;

@@ -114,10 +114,9 @@ struct PhaseTransition {
 /// around every step; see the file comment).
 class PhaseController {
  public:
-  /// `chips`: the replica's chips (all of one type); `powers`: their power models (entries may be
-  /// null). `governed`: a DVFS governor owns the clock (the policy then never sets it).
-  PhaseController(int replica, const ServingPolicyConfig& config, std::vector<hw::Chip*> chips,
-                  std::vector<power::ChipPower*> powers, bool governed);
+  /// `chips`: the replica's chips (all of one type). The policy acts through their power managers
+  /// (never on a clock a DVFS governor owns) and announces what they do on their activity buses.
+  PhaseController(int replica, const ServingPolicyConfig& config, std::vector<hw::Chip*> chips);
 
   /// Chooses the setting of a step of `phase` whose simulated chips run `plans`, applies it now
   /// and returns how long the change stalls the chips (0: none); the caller waits that long, then
@@ -146,7 +145,6 @@ class PhaseController {
   int m_replica;
   const ServingPolicyConfig& m_config;
   std::vector<hw::Chip*> m_chips;
-  std::vector<power::ChipPower*> m_powers;
   bool m_governed;
   hw::ChipConfig m_chip;  ///< the replica's chip type
   CorePoints m_points;

@@ -203,13 +203,8 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     checkReplicaPolicy(*r, config, files);
     {
       std::vector<hw::Chip*> chips;
-      std::vector<power::ChipPower*> powers;
-      for (int chip : r->chips) {
-        chips.push_back(&platform.chip(chip));
-        powers.push_back(platform.power().chip(static_cast<std::size_t>(chip)));
-      }
-      r->phase = std::make_unique<PhaseController>(d, m_scenario.serving, std::move(chips), std::move(powers),
-                                                   config.power.governor.kind != power::GovernorKind::kNone);
+      for (int chip : r->chips) chips.push_back(&platform.chip(chip));
+      r->phase = std::make_unique<PhaseController>(d, m_scenario.serving, std::move(chips));
     }
     for (int stage = 0; stage + 1 < m_pp; ++stage) {
       for (int rank = 0; rank < m_tp; ++rank) {

@@ -55,6 +55,7 @@ void StepDriver::prepare(::tlm::tlm_generic_payload& payload, tlm::OpKind kind, 
   op.layer = planned.layer;
   if (gemm != nullptr) op.shape = *gemm;
   op.elementOps = elementOps;
+  op.dataToggle = m_plan->dataToggle;
   payload.set_address(address);
   payload.set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
                       : kind == tlm::OpKind::kGemm                                  ? ::tlm::TLM_IGNORE_COMMAND

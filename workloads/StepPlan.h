@@ -162,6 +162,9 @@ struct StepPlan {
   double flops = 0.0;            ///< all FLOPs of the step's GEMMs
   double vectorOps = 0.0;        ///< all element operations of the step (norms, softmax, activations)
   double expertTokens = 0.0;     ///< tokens x experts this chip computed (mixture of experts)
+  /// Switching activity of the data the step moves relative to random data (tlm::OpExtension::
+  /// dataToggle): 1 for weights, activations and KV; a kernel filling memory with a constant, 0.
+  double dataToggle = 1.0;
 
   /// Roofline lower bounds of the step on `chip`.
   double memoryBoundS(const hw::ChipConfig& chip) const { return bytesMoved / chip.hbm.bandwidthBytesPerS; }

@@ -283,7 +283,7 @@ TEST_F(CliTest, RunWritesAWholeReportAndItIsDeterministic) {
   EXPECT_NE(first.out.find("report: " + report()), std::string::npos) << first.out;
   const std::string reportText = readFile(report());
   const auto json = nlohmann::json::parse(reportText);
-  EXPECT_EQ(json["schema_version"], 2);
+  EXPECT_EQ(json["schema_version"], 3);
   EXPECT_EQ(json["inputs"]["seed"], 7);
   EXPECT_EQ(json["inputs"]["platform"]["name"], "jalapeno");
   EXPECT_GT(json["results"]["step_time_s"].get<double>(), 0.0);

@@ -5,6 +5,7 @@
 // golden/KernelsGoldenTest.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ date: '2026-12-04'
 source: a test
 method: made up
 kernels:
-- {id: read, kind: hbm_read, bytes: 256 MiB, time: 70 us}
+- {id: read, kind: hbm_read, bytes: 512 MiB, time: 135 us}
 - {id: write, kind: hbm_write, bytes: 256 MiB, time: 80 us}
 - {id: copy, kind: hbm_copy, bytes: 512 MiB, time: 1 ms, exclude: a made-up artefact}
 - {id: gemv, kind: gemm, m: 8, k: 8192, n: 28672, time: 110 us}
@@ -73,11 +74,14 @@ TEST(KernelsCli, ComparesEveryKernelWithinItsRooflineListsExclusionsAndPowerAndI
   EXPECT_TRUE(k["summary"]["hbm"]["fit_efficiency"].is_number()) << "two points fit a line";
   EXPECT_TRUE(k["summary"]["attention_decode"]["fit_efficiency"].is_null()) << "one point fits none";
 
-  // Power: idle is the chip's static power; a load adds its dynamic energy over its time; an
-  // excluded kernel still runs as a load. Streaming and computing draw more than idle.
+  // Power: idle is the chip's static power and its HBM refresh; a load adds one launch's energy
+  // over its time and the clocked floor; an excluded kernel still runs as a load. Streaming and
+  // computing draw more than idle.
   ASSERT_EQ(k["power"].size(), 4u);
   const double idle = k["power"][0]["simulated_w"].get<double>();
-  EXPECT_DOUBLE_EQ(idle, 115.0) << "chips/h200-sxm.yaml: uncore + statics";
+  // chips/h200-sxm.yaml: uncore 35.43 + statics 25 + 10 + 10 + 7 + 25 + 6, and 192 channels
+  // refreshed every 3.9 us at 96 nJ.
+  EXPECT_NEAR(idle, 35.43 + 83.0 + 192 / 3.9e-6 * 96e-9, 1e-9);
   EXPECT_GT(k["power"][1]["simulated_w"].get<double>(), idle);
   EXPECT_GT(k["power"][2]["simulated_w"].get<double>(), k["power"][1]["simulated_w"].get<double>());
   EXPECT_DOUBLE_EQ(k["power"][2]["sm_clock_hz"].get<double>(), 1.455e9);
@@ -86,6 +90,9 @@ TEST(KernelsCli, ComparesEveryKernelWithinItsRooflineListsExclusionsAndPowerAndI
               idle + 0.5 * (k["power"][2]["simulated_w"].get<double>() - idle), 1e-9);
   EXPECT_DOUBLE_EQ(k["power"][3]["duty"].get<double>(), 0.5);
   EXPECT_NEAR(k["power"][0]["error_percent"].get<double>(), (idle - 125.0) / 125.0 * 100.0, 1e-9);
+  // Without a launch time the load runs at the kernel's timed rate; as simulated, at the simulator's.
+  EXPECT_DOUBLE_EQ(k["power"][2]["launch_time_s"].get<double>(), 500e-6);
+  EXPECT_GT(k["power"][2]["simulated_launch_time_s"].get<double>(), 0.0);
 
   // Deterministic: the same inputs give the same bytes.
   const ProcessResult again = runScoville({"kernels", dir.file("k.yaml"), "--out", dir.file("b"), "-q"});
@@ -111,6 +118,75 @@ TEST(KernelsCli, ASoftwareStackStretchesComputeAndMemoryAsInServingRuns) {
     EXPECT_NEAR(b["kernels"][i]["simulated_s"].get<double>() / a["kernels"][i]["simulated_s"].get<double>(), 2.0, 0.05);
   }
   EXPECT_TRUE(b["power"].empty()) << "--only compares no power";
+}
+
+const char* kPowerFit = R"(power_fit:
+  training: [idle, computing]
+  parameters:
+  - {key: uncore, min: 10 W, max: 60 W, source: a test}
+  - {key: tensor_core.energy_per_flop.fp8, min: 0.1 pJ/FLOP, max: 2 pJ/FLOP, source: a test}
+  tied:
+  - {key: tensor_core.energy_per_flop.bf16, to: tensor_core.energy_per_flop.fp8, ratio: 2, source: a test}
+)";
+
+// `scoville calibrate-power` fits the named constants on the training points, predicts the rest,
+// lists them apart, says whether the chip file holds the fit, and writes its JSON (the plot is
+// covered by the script test); bad fit specifications are refused with their key.
+TEST(CalibratePowerCli, FitsTheNamedConstantsOnTheTrainingPointsAndPredictsTheRest) {
+  TempDir dir;
+  writeFile(dir.file("k.yaml"), std::string(kDataset) + kPowerFit);
+  const ProcessResult r = runScoville({"calibrate-power", dir.file("k.yaml"), "--out", dir.file("c"), "--no-plot"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("training points"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted points"), std::string::npos) << r.out;
+  const Json c = Json::parse(readFile(dir.file("c/calibrate-power.json")));
+  ASSERT_EQ(c["parameters"].size(), 2u);
+  EXPECT_EQ(c["parameters"][0]["key"], "uncore");
+  // Two training points, two constants: the idle point sets the uncore, the GEMM the FP8 energy;
+  // both are met (the prior's pull is small), and the tie follows.
+  for (const Json& p : c["points"]) {
+    if (p["training"].get<bool>()) {
+      EXPECT_LT(std::fabs(p["error_percent"].get<double>()), 0.5) << p["id"];
+    }
+  }
+  EXPECT_NEAR(c["tied"][0]["value"].get<double>(), 2 * c["parameters"][1]["value"].get<double>(), 1e-24);
+  int predicted = 0;
+  for (const Json& p : c["points"]) predicted += p["training"].get<bool>() ? 0 : 1;
+  EXPECT_EQ(predicted, 2);
+  EXPECT_FALSE(c["chip_file_holds_fit"].get<bool>()) << "made-up measurements move the shipped values";
+
+  // Bad input: a training set over half the points, an unknown key, a tie to a constant not fitted.
+  std::string tooMany = std::string(kDataset) + kPowerFit;
+  tooMany.replace(tooMany.find("[idle, computing]"), 17, "[idle, computing, half]");
+  writeFile(dir.file("many.yaml"), tooMany);
+  ProcessResult bad = runScoville({"calibrate-power", dir.file("many.yaml"), "--out", dir.file("x"), "--no-plot"});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("at most half"), std::string::npos) << bad.err;
+  std::string unknown = std::string(kDataset) + kPowerFit;
+  unknown.replace(unknown.find("key: uncore"), 11, "key: uncorr");
+  writeFile(dir.file("unknown.yaml"), unknown);
+  bad = runScoville({"calibrate-power", dir.file("unknown.yaml"), "--out", dir.file("x"), "--no-plot"});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("uncorr"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("unknown.yaml"), std::string::npos) << bad.err;
+  std::string untied = std::string(kDataset) + kPowerFit;
+  untied.replace(untied.find("to: tensor_core.energy_per_flop.fp8"), 35, "to: floor");
+  writeFile(dir.file("untied.yaml"), untied);
+  bad = runScoville({"calibrate-power", dir.file("untied.yaml"), "--out", dir.file("x"), "--no-plot"});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("not one of the fitted"), std::string::npos) << bad.err;
+  std::string badUnit = std::string(kDataset) + kPowerFit;
+  badUnit.replace(badUnit.find("max: 60 W"), 9, "max: 60 J");
+  writeFile(dir.file("unit.yaml"), badUnit);
+  bad = runScoville({"calibrate-power", dir.file("unit.yaml"), "--out", dir.file("x"), "--no-plot"});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("expected a power"), std::string::npos) << bad.err;
+  // A dataset without a power_fit has nothing to calibrate.
+  writeFile(dir.file("plain.yaml"), kDataset);
+  bad = runScoville({"calibrate-power", dir.file("plain.yaml"), "--out", dir.file("x"), "--no-plot"});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("power_fit"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x/calibrate-power.json")));
 }
 
 TEST(KernelsCli, BadInputIsRefusedNamingTheFileOrKeyAndNothingIsWritten) {

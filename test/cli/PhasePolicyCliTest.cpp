@@ -49,11 +49,11 @@ void expectStatesAddUp(const Json& report) {
   const Json& power = report["power"]["chips"][0];
   const double chip = power["energy_j"].get<double>();
   EXPECT_NEAR(states, chip, 1e-9 * chip);
-  // Dynamic energy by layer kind equals dynamic energy by component (wakes count as `other`).
+  // Dynamic energy by layer kind equals dynamic energy by level (wakes and the floor count as `other`).
   double kinds = 0.0, dynamic = 0.0;
   for (const auto& [kind, j] : power["by_layer_kind_j"].items()) kinds += j.get<double>();
-  for (const auto& [component, j] : power["by_component_j"].items()) {
-    if (component != "static") dynamic += j.get<double>();
+  for (const auto& [level, j] : power["by_level_j"].items()) {
+    if (level != "static") dynamic += j.get<double>();
   }
   EXPECT_NEAR(kinds, dynamic, 1e-9 * dynamic);
 }
@@ -91,7 +91,7 @@ TEST_F(PhasePolicyCliTest, BandwidthOptDecodeLowersDecodePowerWithinTheTpotBound
   EXPECT_EQ(explicitUniform["power"], uniform["power"]);
   // Gated arrays draw no static power: the chip's static energy is below idle power x run time.
   const Json& chip = phase["power"]["chips"][0];
-  EXPECT_LT(chip["by_component_j"]["static"].get<double>(),
+  EXPECT_LT(chip["by_level_j"]["static"].get<double>(),
             chip["idle_w"].get<double>() * phase["power"]["duration_s"].get<double>());
 }
 

@@ -30,8 +30,9 @@ class PowerCliTest : public ServingCliFixture {
   }
 };
 
-// A decode step on one jalapeno: HBM-bound, so HBM dominates dynamic energy; the components,
-// phases and timeline add up to the chip's energy; power sits between idle and the rating.
+// A decode step on one jalapeno: HBM-bound, so the levels a byte crosses on its way from HBM
+// dominate dynamic energy; the levels, phases and timeline add up to the chip's energy; power sits
+// between idle and the rating.
 TEST_F(PowerCliTest, DecodeStepEnergyAddsUpAndStaysUnderTheRating) {
   const nlohmann::json report = run("decode", {});
   const nlohmann::json& power = report["power"];
@@ -39,7 +40,7 @@ TEST_F(PowerCliTest, DecodeStepEnergyAddsUpAndStaysUnderTheRating) {
   const nlohmann::json& chip = power["chips"][0];
   const double energy = chip["energy_j"].get<double>();
   double components = 0.0;
-  for (const auto& [name, joules] : chip["by_component_j"].items()) components += joules.get<double>();
+  for (const auto& [name, joules] : chip["by_level_j"].items()) components += joules.get<double>();
   double phases = 0.0;
   for (const auto& [name, joules] : chip["by_phase_j"].items()) phases += joules.get<double>();
   EXPECT_NEAR(components, energy, 1e-9 * energy);
@@ -49,8 +50,12 @@ TEST_F(PowerCliTest, DecodeStepEnergyAddsUpAndStaysUnderTheRating) {
     integral += w.get<double>() * power["timeline"]["interval_s"].get<double>();
   EXPECT_NEAR(integral, power["platform"]["energy_j"].get<double>(), 1e-3 * energy);
   EXPECT_NEAR(chip["average_w"].get<double>() * report["simulated_time_s"].get<double>(), energy, 1e-9 * energy);
-  const double hbm = chip["by_component_j"]["hbm"].get<double>();
-  EXPECT_GT(hbm, chip["by_component_j"]["tensor_core"].get<double>()) << "decode is memory-bound";
+  const nlohmann::json& level = chip["by_level_j"];
+  const double hbm = level["hbm"].get<double>();
+  const double path =
+      hbm + level["memory_interface"].get<double>() + level["noc"].get<double>() + level["sram"].get<double>();
+  EXPECT_GT(path, level["datapath"].get<double>() + level["register_file"].get<double>()) << "decode is memory-bound";
+  EXPECT_GT(level["floor"].get<double>(), 0.0) << "the clocks ran while the step worked";
   EXPECT_GT(chip["average_w"].get<double>(), chip["idle_w"].get<double>());
   EXPECT_LT(chip["sustained"][0]["max_w"].get<double>(), chip["rated_w"].get<double>());
   EXPECT_EQ(chip["sustained"][0]["violations"], 0);
@@ -58,13 +63,15 @@ TEST_F(PowerCliTest, DecodeStepEnergyAddsUpAndStaysUnderTheRating) {
   // up to the dynamic energy.
   double kinds = 0.0;
   for (const auto& [name, joules] : chip["by_layer_kind_j"].items()) kinds += joules.get<double>();
-  EXPECT_NEAR(kinds, energy - chip["by_component_j"]["static"].get<double>(), 1e-9 * energy);
+  EXPECT_NEAR(kinds, energy - level["static"].get<double>(), 1e-9 * energy);
   EXPECT_GT(chip["by_layer_kind_j"]["dense_ffn"].get<double>(), chip["by_layer_kind_j"]["attention"].get<double>());
   EXPECT_EQ(chip["by_layer_kind_j"]["moe"].get<double>(), 0.0);
   EXPECT_EQ(chip["dvfs"]["throttled_compute_s"].get<double>(), 0.0);
-  // HBM energy is priced from the DRAM commands: reads at (read + I/O) energy per byte at least.
+  // The HBM levels are priced from the DRAM bursts: the core at its read energy per byte, and the
+  // PHYs and controller at the memory interface's (chips/jalapeno.yaml: 2.0 and 4.15 pJ/bit).
   const double bytes = report["stats"]["platform"]["groups"]["chip0"]["groups"]["hbm"]["stats"]["bytes_read"]["value"];
-  EXPECT_GT(hbm, bytes * 8 * (2.0e-12 + 1.1e-12) * 0.99);
+  EXPECT_GT(hbm, bytes * 8 * 2.0e-12 * 0.99);
+  EXPECT_GT(level["memory_interface"].get<double>(), bytes * 8 * 4.15e-12 * 0.99);
 }
 
 // A cap below the uncapped sustained power: the governor lowers the core clock, the chip's power

@@ -72,9 +72,25 @@ void expectWithinFifteenPercent(const std::string& dataset, const std::vector<st
   expectWithinFifteenPercent(dir, dataset, ids, metricsPerPoint);
 }
 
-// vLLM on 8 H100 at four users (vllm-h100): throughput, TPOT and power.
+// vLLM on 8 H100 at four users (vllm-h100): throughput and TPOT within 15%. Its third metric,
+// power, is held by PowerCalibrationTest against the measurement's average and peak
+// (docs/validation.md#serving-power).
 TEST(Golden, ACalibratedValidationPointStaysWithinFifteenPercentOfItsMeasurement) {
-  expectWithinFifteenPercent("calibration", {"ix828-gptoss-h100-c4"}, 3);
+  const TempDir dir;
+  const ProcessResult r =
+      runScoville({"validate", "calibration", "--only", "ix828-gptoss-h100-c4", "-q", "--out", dir.path()});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const auto v = nlohmann::json::parse(readFile(dir.file("validation.json")));
+  std::size_t timing = 0;
+  for (const auto& point : v["points"]) {
+    if (point["status"] != "compared") continue;
+    for (const auto& m : point["metrics"]) {
+      if (m["metric"] == "power_per_gpu") continue;
+      ++timing;
+      EXPECT_LE(std::fabs(m["error_percent"].get<double>()), 15.0) << m["metric"];
+    }
+  }
+  EXPECT_EQ(timing, 2u);
 }
 
 // TensorRT-LLM on one GB200 at maximum load (trtllm-gb200's efficiencies), about 20 s.

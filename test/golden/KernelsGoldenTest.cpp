@@ -4,6 +4,7 @@
 // the HBM, tensor-core or planner models that moves the fit fails here first.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -47,6 +48,80 @@ TEST(KernelsGolden, TheH200DatasetStaysWithinItsClassTolerances) {
   EXPECT_NEAR(k["summary"]["gemm_fp8_compute"]["fit_efficiency"].get<double>(), 0.64, 0.03);
   // Memory-bound GEMMs: the modelled HBM within 10% of the measured rate.
   EXPECT_NEAR(k["summary"]["gemm_bf16_memory"]["fit_efficiency"].get<double>(), 1.0, 0.1);
+}
+
+// The H200's energy model against the board power the dataset measured (docs/power.md#calibration):
+// `calibrate-power` trains on at most half of the points and predicts the rest; every point within
+// 10% and the MAPE at most 5%, the compute-bound GEMMs within 5%; the chip file holds the fitted
+// constants; and `kernels`, pricing the loads with the chip file as every run does, agrees.
+TEST(KernelsGolden, TheH200PowerModelMeetsTheMeasuredBoardPowerTrainedAndPredicted) {
+  TempDir dir;
+  const ProcessResult r = runScoville({"calibrate-power", "h200-kernels", "--out", dir.path(), "-q", "--no-plot"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const Json c = Json::parse(readFile(dir.file("calibrate-power.json")));
+  EXPECT_TRUE(c["chip_file_holds_fit"].get<bool>()) << "rerun calibrate-power and write its values into the file";
+  int training = 0, predicted = 0;
+  for (const Json& p : c["points"]) {
+    SCOPED_TRACE(p["id"].get<std::string>());
+    (p["training"].get<bool>() ? training : predicted) += 1;
+    EXPECT_LE(std::fabs(p["error_percent"].get<double>()), 10.0);
+    const std::string id = p["id"];
+    if (id == "power-gemm-bf16-8192" || id == "power-gemm-fp8-8192") {
+      EXPECT_LE(std::fabs(p["error_percent"].get<double>()), 5.0) << "compute-bound";
+    }
+  }
+  EXPECT_EQ(training + predicted, 12);
+  EXPECT_LE(2 * training, training + predicted) << "at most half of the points train the fit";
+  EXPECT_LE(c["mape_percent"]["all"].get<double>(), 5.0);
+  EXPECT_LE(c["mape_percent"]["predicted"].get<double>(), 5.0);
+  for (const Json& p : c["parameters"]) {
+    EXPECT_GE(p["value"].get<double>(), p["min"].get<double>()) << p["key"];
+    EXPECT_LE(p["value"].get<double>(), p["max"].get<double>()) << p["key"];
+  }
+
+  const ProcessResult k = runScoville({"kernels", "h200-kernels", "--out", dir.file("k"), "-q"});
+  ASSERT_EQ(k.exitCode, 0) << k.err;
+  const Json kernels = Json::parse(readFile(dir.file("k/kernels.json")));
+  ASSERT_EQ(kernels["power"].size(), 12u);
+  for (const Json& p : kernels["power"]) {
+    EXPECT_LE(std::fabs(p["error_percent"].get<double>()), 10.0) << p["id"];
+  }
+}
+
+// What the energy model added over the DRAM-only one is what meets the streaming loads: priced at
+// the HBM's own energy alone (no PHYs and controller, cache, wires or staging), the H200 reading its
+// HBM flat out draws far less than it did. This is the failure the test above exists to catch.
+TEST(KernelsGolden, TheHbmPathPricedAsTheDramAloneMissesTheStreamingLoads) {
+  TempDir dir;
+  const std::string chip = "platform.chip_types[0].power.";
+  const ProcessResult k = runScoville({"kernels",
+                                       "h200-kernels",
+                                       "--out",
+                                       dir.path(),
+                                       "-q",
+                                       "--set",
+                                       chip + "memory_interface.read_energy=0 pJ/bit",
+                                       "--set",
+                                       chip + "memory_interface.write_energy=0 pJ/bit",
+                                       "--set",
+                                       chip + "llc.read_energy=0 pJ/bit",
+                                       "--set",
+                                       chip + "llc.write_energy=0 pJ/bit",
+                                       "--set",
+                                       chip + "interconnect.energy_per_mm=0 pJ/bit/mm",
+                                       "--set",
+                                       chip + "sram.read_energy=0 pJ/bit",
+                                       "--set",
+                                       chip + "sram.write_energy=0 pJ/bit",
+                                       "--set",
+                                       chip + "floor=0 W"});
+  ASSERT_EQ(k.exitCode, 0) << k.err;
+  const Json kernels = Json::parse(readFile(dir.file("kernels.json")));
+  for (const Json& p : kernels["power"]) {
+    if (p["id"] == "power-hbm-read" || p["id"] == "power-hbm-copy") {
+      EXPECT_LT(p["error_percent"].get<double>(), -40.0) << p["id"];
+    }
+  }
 }
 
 }  // namespace

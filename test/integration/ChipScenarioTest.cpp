@@ -106,7 +106,7 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
   EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kDramActivates], hbm["activates"]["value"].get<double>());
   EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kDramReadBursts], hbm["read_bursts"]["value"].get<double>());
   EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kDramWriteBursts], hbm["write_bursts"]["value"].get<double>());
-  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kNocBytes],
+  EXPECT_DOUBLE_EQ(totals.sum[tlm::Activity::kNocMemoryBytes],
                    hbm["bytes_read"]["value"].get<double>() + hbm["bytes_written"]["value"].get<double>());
   EXPECT_TRUE(totals.sources.count("platform.chip0.tensor_core"));
   EXPECT_TRUE(totals.sources.count("platform.chip0.hbm"));

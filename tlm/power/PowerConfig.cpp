@@ -1,5 +1,7 @@
 #include "tlm/power/PowerConfig.h"
 
+#include <cmath>
+
 namespace scoville::power {
 
 using namespace scoville::config;
@@ -33,13 +35,15 @@ const Schema<FlopEnergies>& FlopEnergies::schema() {
 
 const Schema<TensorCoreEnergy>& TensorCoreEnergy::schema() {
   static const Schema<TensorCoreEnergy> s =
-      Schema<TensorCoreEnergy>("tensor_core_energy", "Energy of the matrix engine.")
+      Schema<TensorCoreEnergy>("tensor_core_energy", "Energy of the matrix engine: its datapath and what feeds it.")
           .child("energy_per_flop", &TensorCoreEnergy::perFlop, FlopEnergies::schema(), required(),
                  "datapath energy per FLOP, per precision")
           .quantity("operand_energy", &TensorCoreEnergy::operandJPerByte, dim::kEnergyPerByte, required(),
-                    nonNegative(), "per byte of GEMM operands fed to and results drained from the arrays")
+                    nonNegative(),
+                    "register file and operand delivery: per byte of GEMM operands fed to and results drained "
+                    "from the arrays")
           .quantity("static", &TensorCoreEnergy::staticW, dim::kPower, required(), nonNegative(),
-                    "leakage of the arrays, drawn all the time");
+                    "leakage of the arrays at the nominal voltage, drawn all the time");
   return s;
 }
 
@@ -47,25 +51,28 @@ const Schema<VectorUnitEnergy>& VectorUnitEnergy::schema() {
   static const Schema<VectorUnitEnergy> s =
       Schema<VectorUnitEnergy>("vector_unit_energy", "Energy of the element-wise unit.")
           .quantity("energy_per_op", &VectorUnitEnergy::perOpJ, dim::kEnergy, required(), nonNegative(),
-                    "per element operation")
+                    "per element operation, all in: issue, operand reads and write, ALU")
           .quantity("static", &VectorUnitEnergy::staticW, dim::kPower, required(), nonNegative(), "leakage");
   return s;
 }
 
-const Schema<SramEnergy>& SramEnergy::schema() {
-  static const Schema<SramEnergy> s =
-      Schema<SramEnergy>("sram_energy", "Energy of the on-chip SRAM.")
-          .quantity("read_energy", &SramEnergy::readJPerByte, dim::kEnergyPerByte, required(), nonNegative(),
+const Schema<AccessEnergy>& AccessEnergy::schema() {
+  static const Schema<AccessEnergy> s =
+      Schema<AccessEnergy>("access_energy", "Energy of a level priced per byte read and per byte written.")
+          .quantity("read_energy", &AccessEnergy::readJPerByte, dim::kEnergyPerByte, required(), nonNegative(),
                     "per byte read")
-          .quantity("write_energy", &SramEnergy::writeJPerByte, dim::kEnergyPerByte, required(), nonNegative(),
+          .quantity("write_energy", &AccessEnergy::writeJPerByte, dim::kEnergyPerByte, required(), nonNegative(),
                     "per byte written")
-          .quantity("static", &SramEnergy::staticW, dim::kPower, required(), nonNegative(), "leakage");
+          .quantity("static", &AccessEnergy::staticW, dim::kPower, optional("0 W"), nonNegative(),
+                    "drawn all the time");
   return s;
 }
 
 const Schema<HbmEnergy>& HbmEnergy::schema() {
   static const Schema<HbmEnergy> s =
-      Schema<HbmEnergy>("hbm_energy", "Energy of the HBM stacks and their PHYs, per DRAM command and per byte.")
+      Schema<HbmEnergy>("hbm_energy",
+                        "Energy of the HBM stacks' DRAM core and TSVs, per command and per byte of whole bursts (the "
+                        "PHYs and the controller are `memory_interface`).")
           .quantity("activate_energy", &HbmEnergy::activateJ, dim::kEnergy, required(), nonNegative(),
                     "one ACT of one bank")
           .quantity("precharge_energy", &HbmEnergy::prechargeJ, dim::kEnergy, required(), nonNegative(),
@@ -74,12 +81,27 @@ const Schema<HbmEnergy>& HbmEnergy::schema() {
                     "DRAM core and TSVs, per byte read (whole bursts)")
           .quantity("write_energy", &HbmEnergy::writeJPerByte, dim::kEnergyPerByte, required(), nonNegative(),
                     "DRAM core and TSVs, per byte written (whole bursts)")
-          .quantity("io_energy", &HbmEnergy::ioJPerByte, dim::kEnergyPerByte, required(), nonNegative(),
-                    "PHYs at both ends, per byte moved either way")
           .quantity("refresh_energy", &HbmEnergy::refreshJ, dim::kEnergy, required(), nonNegative(),
                     "one all-bank refresh of one channel")
           .quantity("static", &HbmEnergy::staticW, dim::kPower, required(), nonNegative(),
                     "background (standby) power of all stacks");
+  return s;
+}
+
+const Schema<InterconnectEnergy>& InterconnectEnergy::schema() {
+  static const Schema<InterconnectEnergy> s =
+      Schema<InterconnectEnergy>("interconnect_energy",
+                                 "Energy of the on-chip network: wire energy per byte and millimetre times the mean "
+                                 "distance a byte crosses between a unit and the HBM controllers or the SRAM.")
+          .quantity("energy_per_mm", &InterconnectEnergy::jPerByteMetre, dim::kEnergyPerByteLength, required(),
+                    nonNegative(),
+                    "per byte (or bit) and millimetre of wire, repeaters and pipeline registers included")
+          .quantity("memory_distance", &InterconnectEnergy::memoryDistanceM, dim::kLength, required(),
+                    between(0.0, 1.0), "mean wire length a byte crosses between an HBM controller and a unit")
+          .quantity("sram_distance", &InterconnectEnergy::sramDistanceM, dim::kLength, required(), between(0.0, 1.0),
+                    "mean wire length a byte crosses between the SRAM and a unit")
+          .quantity("static", &InterconnectEnergy::staticW, dim::kPower, required(), nonNegative(),
+                    "drawn all the time");
   return s;
 }
 
@@ -114,26 +136,91 @@ const Schema<PowerTransitions>& PowerTransitions::schema() {
   return s;
 }
 
+const Schema<PowerCalibration>& PowerCalibration::schema() {
+  static const Schema<PowerCalibration> s =
+      Schema<PowerCalibration>("power_calibration",
+                               "Where a chip type's energy values come from (docs/power.md#calibration).")
+          .text("dataset", &PowerCalibration::dataset, required(),
+                "the kernel dataset (workloads/validation/) whose power points the values were fitted on")
+          .textList("training", &PowerCalibration::training, required(), "the dataset's power points the fit used")
+          .textList("fitted", &PowerCalibration::fitted, required(),
+                    "the keys of this `power` section the fit set; every other value is stated in the file")
+          .text("date", &PowerCalibration::date, required(), "when the fit was run (ISO 8601)")
+          .text("method", &PowerCalibration::method, required(), "the command that reproduces the fit")
+          .text("derived_from", &PowerCalibration::derivedFrom, optional("~"),
+                "absent: fitted on this chip type; else the chip type whose fitted values these scale "
+                "(the scaling is stated next to each value)");
+  return s;
+}
+
+double ChipEnergyConfig::coreStaticW() const {
+  return tensorCore.staticW + vectorUnit.staticW + sram.staticW + (llc ? llc->staticW : 0.0) + interconnect.staticW;
+}
+
 double ChipEnergyConfig::idleW() const {
-  return uncoreW + tensorCore.staticW + vectorUnit.staticW + sram.staticW + hbm.staticW + interconnect.staticW +
-         fabricPorts.staticW;
+  return uncoreW + coreStaticW() + hbm.staticW + memoryInterface.staticW + fabricPorts.staticW;
+}
+
+double ChipEnergyConfig::leakageScale(double voltageV) const {
+  const double nominal = nominalVoltage();
+  if (nominal <= 0.0 || voltageV == nominal) return 1.0;
+  return voltageV / nominal * std::exp(leakagePerVolt * (voltageV - nominal));
+}
+
+double ChipEnergyConfig::voltageAt(double frequencyHz) const {
+  if (dvfs.empty()) return 0.0;
+  if (frequencyHz >= dvfs.front().frequencyHz) return dvfs.front().voltageV;
+  for (std::size_t i = 1; i < dvfs.size(); ++i) {
+    const DvfsPoint& hi = dvfs[i - 1];
+    const DvfsPoint& lo = dvfs[i];
+    if (frequencyHz >= lo.frequencyHz) {
+      const double t = (frequencyHz - lo.frequencyHz) / (hi.frequencyHz - lo.frequencyHz);
+      return lo.voltageV + t * (hi.voltageV - lo.voltageV);
+    }
+  }
+  return dvfs.back().voltageV;
 }
 
 const Schema<ChipEnergyConfig>& ChipEnergyConfig::schema() {
   static const Schema<ChipEnergyConfig> s =
       Schema<ChipEnergyConfig>(
           "chip_power",
-          "Energy of a chip type's activity and its static power. The power monitor multiplies the activity the "
-          "timing model reports with these energies; the timing model never computes energy.")
+          "Energy of a chip type, level by level along the path of a byte (HBM core, memory interface, "
+          "last-level cache, on-chip network, SRAM, register file, datapath), the clocked-active floor and the "
+          "static power of each unit (docs/power.md#energy-by-level). The power monitor multiplies the activity "
+          "the timing model reports with these energies; the timing model never computes energy. Energies are at "
+          "the first dvfs point: core-rail dynamic energy scales with voltage squared, core-rail leakage with "
+          "leakage_per_volt.")
           .quantity("uncore", &ChipEnergyConfig::uncoreW, dim::kPower, required(), nonNegative(),
                     "always-on power outside the units below (PLLs, management, voltage-regulator loss)")
-          .child("tensor_core", &ChipEnergyConfig::tensorCore, TensorCoreEnergy::schema(), required(), "matrix engine")
+          .quantity("floor", &ChipEnergyConfig::floorW, dim::kPower, optional("0 W"), nonNegative(),
+                    "clocked-active floor at the nominal point: clock tree, front ends and schedulers, drawn while "
+                    "the chip's tensor core, vector unit, SRAM or HBM traffic works (the power manager's clock "
+                    "gating); scales as voltage squared times frequency")
+          .quantity("clock_hold", &ChipEnergyConfig::clockHoldS, dim::kTime, optional("0 s"), between(0.0, 1.0),
+                    "idle gaps shorter than this keep the clocks, and the floor, on")
+          .number("leakage_per_volt", &ChipEnergyConfig::leakagePerVolt, optional("0"), between(0.0, 20.0),
+                  "k in 1/V: core-rail leakage at voltage V is its static power x (V / V nominal) x "
+                  "exp(k (V - V nominal)) (subthreshold leakage with drain-induced barrier lowering)")
+          .number("data_independent_share", &ChipEnergyConfig::dataIndependentShare, optional("1"), between(0.0, 1.0),
+                  "share of the memory interface's and the on-chip network's energy per byte that does not depend "
+                  "on the data (clocks, strobes, control); the rest scales with the data's toggle rate (1 for "
+                  "random data, 0 for a constant)")
+          .child("tensor_core", &ChipEnergyConfig::tensorCore, TensorCoreEnergy::schema(), required(),
+                 "matrix engine: datapath and register file / operand delivery")
           .child("vector_unit", &ChipEnergyConfig::vectorUnit, VectorUnitEnergy::schema(), required(),
                  "element-wise unit")
-          .child("sram", &ChipEnergyConfig::sram, SramEnergy::schema(), required(), "on-chip SRAM")
-          .child("hbm", &ChipEnergyConfig::hbm, HbmEnergy::schema(), required(), "HBM stacks")
-          .child("interconnect", &ChipEnergyConfig::interconnect, PortEnergy::schema(), required(),
-                 "on-chip network: per byte through a unit port")
+          .child("sram", &ChipEnergyConfig::sram, AccessEnergy::schema(), required(),
+                 "SRAM or shared memory: its own accesses, and the staging of every byte moved between HBM and a "
+                 "unit (written on arrival, read once by its consumer)")
+          .optionalChild("llc", &ChipEnergyConfig::llc, AccessEnergy::schema(),
+                         "memory-side last-level cache (a GPU's L2) that every HBM byte crosses, per byte read from "
+                         "and written to HBM; absent: none")
+          .child("interconnect", &ChipEnergyConfig::interconnect, InterconnectEnergy::schema(), required(),
+                 "on-chip network: per byte and millimetre over the mean distance")
+          .child("hbm", &ChipEnergyConfig::hbm, HbmEnergy::schema(), required(), "HBM DRAM core and TSVs")
+          .child("memory_interface", &ChipEnergyConfig::memoryInterface, AccessEnergy::schema(), required(),
+                 "HBM PHYs at both ends and the memory controller, per byte of whole bursts")
           .child("fabric_ports", &ChipEnergyConfig::fabricPorts, PortEnergy::schema(), required(),
                  "SerDes ports: per byte sent or received on one link direction")
           .childList("dvfs", &ChipEnergyConfig::dvfs, DvfsPoint::schema(), optional("[]"),
@@ -142,6 +229,9 @@ const Schema<ChipEnergyConfig>& ChipEnergyConfig::schema() {
                      "them: core dynamic energy scales with voltage squared and core timing with frequency")
           .child("transitions", &ChipEnergyConfig::transitions, PowerTransitions::schema(), optional("{}"),
                  "cost of a change of operating point or of powered tensor arrays (serving phase policies)")
+          .optionalChild("calibration", &ChipEnergyConfig::calibration, PowerCalibration::schema(),
+                         "provenance of the values: the dataset, training points and fitted keys, or the chip type "
+                         "they were derived from")
           .check("dvfs points go from the highest frequency down, voltage never rising", [](const ChipEnergyConfig& c,
                                                                                             const Node& node) {
             for (std::size_t i = 1; i < c.dvfs.size(); ++i) {

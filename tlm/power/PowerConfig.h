@@ -1,13 +1,16 @@
 #pragma once
-// What the power model needs from the configuration: the energy of each kind of activity and the
-// static power of each unit of a chip type (key `power` of a chip type), the energy of a switch
-// (key `power` of a switch), and how the platform's power is monitored and managed (key `power`
-// of a platform: timeline interval, sustained-power windows, DVFS governor).
+// What the power model needs from the configuration: the energy of every level a byte crosses and
+// of every operation, and the static power of each unit of a chip type (key `power` of a chip
+// type), the energy of a switch (key `power` of a switch), and how the platform's power is
+// monitored and managed (key `power` of a platform: timeline interval, sustained-power windows,
+// DVFS governor).
 //
-// Energies are per event in SI units (J per FLOP, J per byte, J per command); the power monitor
-// multiplies them with the activity events the timing model emits. Static power is drawn all the
+// Energies are per event in SI units (J per FLOP, J per byte, J per byte and metre of wire, J per
+// command) at the chip's nominal operating point; the power monitor multiplies them with the
+// activity the timing model emits (docs/power.md#energy-by-level). Static power is drawn all the
 // time; a chip's idle power is the sum of its units' static power and its uncore.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,8 @@ struct FlopEnergies {
   static const config::Schema<FlopEnergies>& schema();
 };
 
+/// The matrix engine: its datapath (per FLOP) and the register file and operand delivery that feed
+/// it (per operand byte).
 struct TensorCoreEnergy {
   FlopEnergies perFlop;
   double operandJPerByte = 0.0;  ///< per byte of operands fed to and results drained from the arrays
@@ -35,30 +40,41 @@ struct TensorCoreEnergy {
 };
 
 struct VectorUnitEnergy {
-  double perOpJ = 0.0;  ///< per element operation
+  double perOpJ = 0.0;  ///< per element operation, all in (issue, operands, ALU)
   double staticW = 0.0;
   static const config::Schema<VectorUnitEnergy>& schema();
 };
 
-struct SramEnergy {
+/// A level priced per byte read and per byte written: the SRAM, a memory-side cache, the memory
+/// interface (PHY and controller).
+struct AccessEnergy {
   double readJPerByte = 0.0;
   double writeJPerByte = 0.0;
   double staticW = 0.0;
-  static const config::Schema<SramEnergy>& schema();
+  static const config::Schema<AccessEnergy>& schema();
 };
 
+/// The DRAM itself: its core and TSVs, per command and per byte of whole bursts.
 struct HbmEnergy {
   double activateJ = 0.0;      ///< one ACT of one bank
   double prechargeJ = 0.0;     ///< one PRE of one bank
   double readJPerByte = 0.0;   ///< DRAM core and TSVs, per byte read
   double writeJPerByte = 0.0;  ///< per byte written
-  double ioJPerByte = 0.0;     ///< PHYs on both ends, per byte moved either way
   double refreshJ = 0.0;       ///< one all-bank refresh of one channel
   double staticW = 0.0;        ///< background power of all stacks
   static const config::Schema<HbmEnergy>& schema();
 };
 
-/// Energy per byte through a port plus static power (on-chip network, SerDes ports).
+/// The on-chip network: wire energy per byte and metre, times the distance a byte crosses.
+struct InterconnectEnergy {
+  double jPerByteMetre = 0.0;
+  double memoryDistanceM = 0.0;  ///< mean wire length between the HBM controllers and a unit
+  double sramDistanceM = 0.0;    ///< mean wire length between the SRAM and a unit
+  double staticW = 0.0;
+  static const config::Schema<InterconnectEnergy>& schema();
+};
+
+/// Energy per byte through a port plus static power (SerDes ports).
 struct PortEnergy {
   double jPerByte = 0.0;
   double staticW = 0.0;
@@ -82,21 +98,56 @@ struct PowerTransitions {
   static const config::Schema<PowerTransitions>& schema();
 };
 
+/// Where a chip type's energy values come from: fitted on a kernel dataset by `scoville
+/// calibrate-power`, or derived from such a fit by documented scaling.
+struct PowerCalibration {
+  std::string dataset;                ///< the kernel dataset (workloads/validation/)
+  std::vector<std::string> training;  ///< the dataset's power points the fit used
+  std::vector<std::string> fitted;    ///< the keys fitted; every other value is stated in the file
+  std::string date;                   ///< when the fit was run (ISO 8601)
+  std::string method;                 ///< the command that reproduces it
+  std::string derivedFrom;            ///< empty: fitted on this chip type; else the chip type scaled from
+
+  static const config::Schema<PowerCalibration>& schema();
+};
+
 /// Key `power` of a chip type.
 struct ChipEnergyConfig {
   double uncoreW = 0.0;  ///< always-on power outside the units (PLLs, management, VRM loss)
+  /// Clocked-active floor at the nominal point: clock tree, front ends and schedulers while the
+  /// chip's compute units or its memory stream work; scales as V^2 f.
+  double floorW = 0.0;
+  double clockHoldS = 0.0;  ///< idle gaps shorter than this keep the clocks (and the floor) on
+  /// Core-rail leakage at voltage V is leakage(V nominal) x (V / V nominal) x e^{k (V - V nominal)}.
+  double leakagePerVolt = 0.0;
+  /// Share of a wire's energy per byte that does not depend on the data (clocks, strobes, control):
+  /// the memory interface and the on-chip network move data whose toggle rate scales the rest.
+  double dataIndependentShare = 1.0;
   TensorCoreEnergy tensorCore;
   VectorUnitEnergy vectorUnit;
-  SramEnergy sram;
+  AccessEnergy sram;
+  std::optional<AccessEnergy> llc;  ///< a memory-side last-level cache every HBM byte crosses
+  InterconnectEnergy interconnect;
   HbmEnergy hbm;
-  PortEnergy interconnect;
+  AccessEnergy memoryInterface;  ///< PHYs at both ends and the memory controller
   PortEnergy fabricPorts;
   /// Core operating points, highest first; the first is the nominal clock. Empty: no DVFS.
   std::vector<DvfsPoint> dvfs;
   PowerTransitions transitions;
+  std::optional<PowerCalibration> calibration;
 
   /// Static power of every unit plus the uncore: what the chip draws when idle at nominal voltage.
   double idleW() const;
+  /// The part of idleW() on the core rail (tensor core, vector unit, SRAM, LLC, interconnect),
+  /// whose leakage follows the core voltage.
+  double coreStaticW() const;
+  /// Core-rail leakage at `voltageV` over that at the nominal voltage (1 without dvfs points).
+  double leakageScale(double voltageV) const;
+  /// The core voltage at `frequencyHz` on the dvfs points' curve (linear between points, clamped
+  /// to the first and last); 0 without dvfs points.
+  double voltageAt(double frequencyHz) const;
+  /// The nominal core voltage (the first dvfs point's; 0 without dvfs points).
+  double nominalVoltage() const { return dvfs.empty() ? 0.0 : dvfs.front().voltageV; }
   static const config::Schema<ChipEnergyConfig>& schema();
 };
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "tlm/power/EnergyLevels.h"
 #include "tlm/power/PowerMonitor.h"
 
 namespace scoville::power {
@@ -88,20 +89,25 @@ Json timelineOf(const std::vector<double>& watts, std::size_t stride) {
   return points;
 }
 
+/// Dynamic energy by level plus `static`, as report.json lists it.
+Json byLevel(const std::array<double, kLevels>& levelJ, double staticJ) {
+  Json j;
+  for (std::size_t k = 0; k < kLevels; ++k) j[levelName(static_cast<Level>(k))] = levelJ[k];
+  j["static"] = staticJ;
+  return j;
+}
+
 /// A chip's entry in `power.chips` (its own name, as not a mirror).
-/// `dynamic` and `gated`: the chip's timeline and gated static energy, binned at `I`.
+/// `dynamic` and `saved`: the chip's timeline and the static energy it did not draw, binned at `I`.
 Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>& dynamic,
-               const std::vector<double>& gated, std::size_t bins, double I, double endS, Json dvfs) {
-  // Static energy of bins where the chip did nothing is its idle energy (less what gated arrays saved).
+               const std::vector<double>& saved, std::size_t bins, double I, double endS, Json dvfs) {
+  // Static energy of bins where the chip did nothing is its idle energy (less what gating and a lower
+  // voltage saved).
   double idleJ = 0.0;
   for (std::size_t b = 0; b < bins; ++b) {
-    if (binAt(dynamic, b) == 0.0) idleJ += chip.idleW() * binWidth(b, bins, I, endS) - binAt(gated, b);
+    if (binAt(dynamic, b) == 0.0) idleJ += chip.idleW() * binWidth(b, bins, I, endS) - binAt(saved, b);
   }
   const double chipStaticJ = chip.staticJ(endS);
-  Json byComponent;
-  for (std::size_t k = 0; k < kComponents; ++k)
-    byComponent[componentName(static_cast<Component>(k))] = chip.componentJ()[k];
-  byComponent["static"] = chipStaticJ;
   Json byPhase;
   for (std::size_t p = 0; p < kPhases; ++p) byPhase[phaseName(p)] = chip.phaseJ()[p];
   byPhase["static_busy"] = chipStaticJ - idleJ;
@@ -120,7 +126,7 @@ Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>
   entry["average_w"] = endS > 0 ? (chip.dynamicJ() + chipStaticJ) / endS : chip.idleW();
   entry["peak_bin_w"] = s.peakW;
   entry["sustained"] = s.sustained;
-  entry["by_component_j"] = std::move(byComponent);
+  entry["by_level_j"] = byLevel(chip.levelJ(), chipStaticJ);
   entry["by_phase_j"] = std::move(byPhase);
   entry["by_layer_kind_j"] = std::move(byBlock);
   entry["dvfs"] = std::move(dvfs);
@@ -132,8 +138,10 @@ Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>
 Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double I, double endS) const {
   Json j;
   const GovernorConfig& g = m_config.governor;
-  j["governor"] = !chip.governed() ? "none" : g.kind == GovernorKind::kCapRated ? "cap_rated" : "cap_target";
-  j["cap_w"] = chip.governed() ? Json(chip.capW()) : Json(nullptr);
+  const bool isGoverned = governed(chip);
+  const double capW = g.kind == GovernorKind::kCapRated ? chip.ratedW() : g.targetW;
+  j["governor"] = !isGoverned ? "none" : g.kind == GovernorKind::kCapRated ? "cap_rated" : "cap_target";
+  j["cap_w"] = isGoverned ? Json(capW) : Json(nullptr);
   const std::vector<double> times = chip.timeAtPoints(endS);
   Json points = Json::array();
   for (std::size_t k = 0; k < chip.points().size(); ++k) {
@@ -143,13 +151,13 @@ Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& wa
   }
   j["points"] = std::move(points);
   j["changes"] = chip.clockChanges();
-  j["changed_by"] = chip.clockChanges() == 0 ? "none" : chip.governed() ? "governor" : "phase_policy";
-  if (chip.governed()) {
+  j["changed_by"] = chip.clockChanges() == 0 ? "none" : isGoverned ? "governor" : "phase_policy";
+  if (isGoverned) {
     // The highest power over the governor's window once it has decided for the first time.
-    const auto first = std::min(watts.size(), static_cast<std::size_t>(std::ceil(chip.firstDecisionS() / I - 1e-9)));
+    const auto first = std::min(watts.size(), static_cast<std::size_t>(std::ceil(g.responseTimeS / I - 1e-9)));
     const std::vector<double> after(watts.begin() + static_cast<std::ptrdiff_t>(first), watts.end());
     const auto bins = static_cast<std::size_t>(std::max(1.0, std::round(g.windowS / I)));
-    const SustainedPower s = sustainedPower(after, I, bins, chip.capW());
+    const SustainedPower s = sustainedPower(after, I, bins, capW);
     j["window_s"] = s.windowS;
     j["max_w_after_first_decision"] = s.fits ? Json(s.maxW) : Json(nullptr);
     j["windows_over_cap_after_first_decision"] = s.violations;
@@ -167,11 +175,11 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
   // Every timeline at the coarsest interval any of them reached (the configured one unless the
   // run outgrew `max_bins` bins).
   double I = m_config.intervalS;
-  std::map<std::size_t, EnergyBins> gatedOf;  // each simulated chip's gated static energy to endS
+  std::map<std::size_t, EnergyBins> savedOf;  // each simulated chip's static energy not drawn, to endS
   for (std::size_t c = 0; c < m_chips.size(); ++c) {
     if (m_mirrorOf[c] >= 0) continue;
-    const EnergyBins& gated = gatedOf.emplace(c, m_chips[c]->gatedStaticBins(endS)).first->second;
-    I = std::max({I, m_chips[c]->timeline().interval(), gated.interval()});
+    const EnergyBins& saved = savedOf.emplace(c, m_chips[c]->savedStaticBins(endS)).first->second;
+    I = std::max({I, m_chips[c]->timeline().interval(), saved.interval()});
   }
   if (m_switches) I = std::max(I, m_switches->timeline().interval());
   j["modelled"] = true;
@@ -187,7 +195,7 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
   std::map<std::size_t, Json> entries;
   std::vector<double> platformW(bins, 0.0);
   double ratedW = 0.0;
-  std::array<double, kComponents> componentJ{};
+  std::array<double, kLevels> levelJ{};
   double staticJ = 0.0;
   Json chips = Json::array();
   Json chipTimelines = Json::object();
@@ -197,22 +205,22 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     auto it = series.find(src);
     if (it == series.end()) {
       const std::vector<double> dynamic = chip.timeline().fineBins().resampled(I);
-      const std::vector<double> gated = gatedOf.at(src).resampled(I);
+      const std::vector<double> saved = savedOf.at(src).resampled(I);
       std::vector<double> watts(bins);
       for (std::size_t b = 0; b < bins; ++b) {
         const double w = binWidth(b, bins, I, endS);
-        watts[b] = (binAt(dynamic, b) - binAt(gated, b)) / w + chip.idleW();
+        watts[b] = (binAt(dynamic, b) - binAt(saved, b)) / w + chip.idleW();
       }
       it = series.emplace(src, seriesOf(std::move(watts), m_config, I, endS, chip.ratedW())).first;
       chipTimelines[chip.name()] = timelineOf(it->second.watts, stride);
       entries.emplace(
-          src, chipEntry(chip, it->second, dynamic, gated, bins, I, endS, dvfsJson(chip, it->second.watts, I, endS)));
+          src, chipEntry(chip, it->second, dynamic, saved, bins, I, endS, dvfsJson(chip, it->second.watts, I, endS)));
     }
     const Series& s = it->second;
     for (std::size_t b = 0; b < bins; ++b) platformW[b] += s.watts[b];
     ratedW += chip.ratedW();
     const double chipStaticJ = chip.staticJ(endS);
-    for (std::size_t k = 0; k < kComponents; ++k) componentJ[k] += chip.componentJ()[k];
+    for (std::size_t k = 0; k < kLevels; ++k) levelJ[k] += chip.levelJ()[k];
     staticJ += chipStaticJ;
     Json entry = entries.at(src);
     entry["chip"] = m_chips[c]->name();
@@ -236,11 +244,9 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
   p["average_w"] = endS > 0 ? platform.energyJ / endS : 0.0;
   p["peak_bin_w"] = platform.peakW;
   p["sustained"] = platform.sustained;
-  Json byComponent;
-  for (std::size_t k = 0; k < kComponents; ++k) byComponent[componentName(static_cast<Component>(k))] = componentJ[k];
-  byComponent["static"] = staticJ;
-  byComponent["switches"] = switchJ;
-  p["by_component_j"] = std::move(byComponent);
+  Json platformLevels = byLevel(levelJ, staticJ);
+  platformLevels["switches"] = switchJ;
+  p["by_level_j"] = std::move(platformLevels);
   if (m_switches) {
     p["switches"] = {{"count", m_switches->switches()},
                      {"static_w", m_switches->staticW()},
@@ -261,14 +267,22 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     const double duration = we - ws;
     // Energy in the window: every chip (a mirror as its leader) and the switches, static included.
     double energy = 0.0;
+    double staticInWindow = 0.0;
     std::array<double, kPhases> phase{};
+    std::array<double, kLevels> level{};
     for (std::size_t c = 0; c < m_chips.size(); ++c) {
       const ChipPower& chip = *m_chips[m_mirrorOf[c] >= 0 ? static_cast<std::size_t>(m_mirrorOf[c]) : c];
-      energy += chip.timeline().fineBins().energyIn(ws, we) + chip.idleW() * duration -
-                chip.gatedStaticBins(we).energyIn(ws, we);
+      const double chipStatic = chip.idleW() * duration - chip.savedStaticBins(we).energyIn(ws, we);
+      energy += chip.timeline().fineBins().energyIn(ws, we) + chipStatic;
+      staticInWindow += chipStatic;
       for (std::size_t k = 0; k < kPhases; ++k) phase[k] += chip.timeline().phaseEnergy(k, ws, we);
+      for (std::size_t k = 0; k < kLevels; ++k) level[k] += chip.timeline().groupEnergy(k, ws, we);
     }
-    if (m_switches) energy += m_switches->timeline().fineBins().energyIn(ws, we) + m_switches->staticW() * duration;
+    double switchesInWindow = 0.0;
+    if (m_switches) {
+      switchesInWindow = m_switches->timeline().fineBins().energyIn(ws, we) + m_switches->staticW() * duration;
+      energy += switchesInWindow;
+    }
     // Prefill and decode carry their own dynamic energy and a share of the rest (communication,
     // static, switches) in proportion to it.
     const double compute = phase[0] + phase[1];
@@ -306,6 +320,15 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
                                {"decode_per_output_token", per(decodeJ, window->outputTokens)},
                                {"all_tokens", per(energy, tokens)}};
     d["tokens_per_joule"] = {{"output", per(window->outputTokens, energy)}, {"total", per(tokens, energy)}};
+    // The window's energy by level (coarse bins cut in proportion at its edges; the rounding that
+    // leaves against the fine total is put on no level) and per output token.
+    Json byLevelInWindow = byLevel(level, staticInWindow);
+    byLevelInWindow["switches"] = switchesInWindow;
+    Json perOutputToken;
+    for (const auto& [name, joules] : byLevelInWindow.items())
+      perOutputToken[name] = per(joules.get<double>(), window->outputTokens);
+    d["energy_by_level_j"] = std::move(byLevelInWindow);
+    d["energy_per_output_token_by_level_j"] = std::move(perOutputToken);
     d["sustained_in_window"] = sustained;
     const double outputRate = window->outputTokens / duration;
     const double totalRate = tokens / duration;

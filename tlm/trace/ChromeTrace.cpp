@@ -35,7 +35,8 @@ bool traced(Activity activity) {
     case Activity::kDramReadBursts:
     case Activity::kDramWriteBursts:
     case Activity::kDramRefreshes:
-    case Activity::kNocBytes:
+    case Activity::kNocMemoryBytes:
+    case Activity::kNocSramBytes:
     case Activity::kLinkBytes:
     case Activity::kSwitchBytes: return true;
     default: return false;

@@ -1,0 +1,78 @@
+#include "cli/KernelBenchRun.h"
+
+#include <fmt/format.h>
+
+#include "cli/Commands.h"
+
+namespace scoville::cli {
+
+KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const platform::PlatformConfig& config,
+                               const workload::SoftwareStackConfig* stack, tlm::TimingMode mode,
+                               const std::set<std::string>& selected, bool withPowerLoads) {
+  const hw::ChipConfig& chip = config.chipConfig(0);
+  std::set<std::string> powerLoads;
+  if (withPowerLoads) {
+    for (const workload::MeasuredPower& p : dataset.power) {
+      if (!p.kernel.empty()) powerLoads.insert(p.kernel);
+    }
+  }
+  std::vector<workload::StepPlan> plans;
+  for (std::size_t i = 0; i < dataset.kernels.size(); ++i) {
+    const workload::MeasuredKernel& k = dataset.kernels[i];
+    const bool compared = k.exclude.empty() && (selected.empty() || selected.count(k.id) > 0);
+    if (!compared && powerLoads.count(k.id) == 0) continue;
+    plans.push_back(workload::planKernel(k, chip));
+    m_rooflines.push_back(workload::kernelRooflineS(plans.back(), chip));
+    m_classes.push_back(workload::kernelClass(k, plans.back(), chip));
+    m_index[k.id] = m_planned.size();
+    m_planned.push_back(i);
+  }
+  // One elaboration: the platform and a driver on its first chip run the kernels back to back.
+  m_platform = std::make_unique<platform::Platform>("platform", config);
+  m_runner = std::make_unique<workload::KernelRunner>("kernels", *m_platform, 0, std::move(plans), mode, stack);
+  sc_core::sc_start();
+  if (!m_runner->error().empty()) throw SimulationError(m_runner->error());
+  if (!m_runner->finished()) throw SimulationError("the kernels did not finish (simulation starved)");
+}
+
+const workload::KernelRunner::Outcome* KernelBenchRun::outcome(const std::string& id) const {
+  const auto it = m_index.find(id);
+  return it == m_index.end() ? nullptr : &m_runner->outcomes()[it->second];
+}
+
+double KernelBenchRun::refreshPerS() const {
+  const hw::MemoryControllerConfig& hbm = chip().hbm;
+  return hbm.timing.tREFI > 0.0 ? hbm.channels / hbm.timing.tREFI : 0.0;
+}
+
+std::vector<workload::PowerLoad> KernelBenchRun::powerLoads(const workload::KernelDataset& dataset) const {
+  std::vector<workload::PowerLoad> loads;
+  const power::ChipEnergyConfig* energy = chip().power ? &*chip().power : nullptr;
+  for (const workload::MeasuredPower& p : dataset.power) {
+    workload::PowerLoad load;
+    load.id = p.id;
+    load.kernel = p.kernel;
+    load.measuredW = p.watts;
+    load.duty = p.duty;
+    if (energy != nullptr) {
+      const workload::OperatingPoint point = workload::operatingPointOf(*energy, p.smClockHz, dataset.nominalSmClockHz);
+      load.voltageScale = point.voltageScale;
+      load.frequencyScale = point.frequencyScale;
+    }
+    if (!p.kernel.empty()) {
+      const workload::KernelRunner::Outcome* o = outcome(p.kernel);
+      if (o == nullptr) throw SimulationError(fmt::format("power point '{}': kernel '{}' did not run", p.id, p.kernel));
+      const workload::MeasuredKernel* kernel = nullptr;
+      for (const workload::MeasuredKernel& k : dataset.kernels) {
+        if (k.id == p.kernel) kernel = &k;
+      }
+      load.launchS = p.launchTimeS > 0.0 ? p.launchTimeS : kernel->seconds;
+      load.simulatedLaunchS = o->seconds();
+      load.perLaunch = o->counts;
+    }
+    loads.push_back(load);
+  }
+  return loads;
+}
+
+}  // namespace scoville::cli

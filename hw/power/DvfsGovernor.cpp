@@ -1,0 +1,74 @@
+#include "hw/power/DvfsGovernor.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace scoville::hw {
+
+DvfsGovernor::DvfsGovernor(const power::GovernorConfig& config, double capW, std::vector<power::DvfsPoint> points,
+                           const power::PowerSensor& sensor, Move move)
+    : m_capW(capW),
+      m_windowS(config.windowS),
+      m_responseS(config.responseTimeS),
+      m_hysteresis(config.hysteresis),
+      m_points(std::move(points)),
+      m_sensor(sensor),
+      m_move(std::move(move)),
+      m_nextDecision(config.responseTimeS) {}
+
+void DvfsGovernor::decideUntil(double timeS, double lastActivityEndS) {
+  // Idle at the nominal point since before the window: nothing to decide until `timeS` (a long
+  // idle gap would otherwise cost a decision per response time).
+  if (m_point == 0 && m_nextDecision <= timeS && m_nextDecision - std::max(m_windowS, m_responseS) > lastActivityEndS &&
+      m_sensor.staticAtW(1.0) <= aimW()) {
+    m_nextDecision += std::floor((timeS - m_nextDecision) / m_responseS) * m_responseS;
+  }
+  while (m_nextDecision <= timeS) {
+    decide(m_nextDecision);
+    m_nextDecision += m_responseS;
+  }
+  // No later decision reads energy from before its time less the window.
+  m_sensor.forgetBefore(m_nextDecision - std::max(m_windowS, m_responseS));
+}
+
+void DvfsGovernor::decide(double time) {
+  const double r = std::min(m_responseS, time);
+  if (r <= 0.0) return;
+  const double recent = m_sensor.recentJ(time - r, time);
+  const double recentCore = m_sensor.recentCoreJ(time - r, time);
+  const double window = std::max(m_windowS, m_responseS);
+  const double known = m_sensor.recentJ(time + m_responseS - window, time);
+  const double knownSpan = std::min(time, window - m_responseS);
+  const power::DvfsPoint& now = m_points[m_point];
+  const double staticNow = m_sensor.staticAtW(now.voltageV / m_points.front().voltageV);
+  const auto windowPower = [&](std::size_t k) {
+    const power::DvfsPoint& p = m_points[k];
+    const double ratio = (p.voltageV * p.voltageV * p.frequencyHz) / (now.voltageV * now.voltageV * now.frequencyHz);
+    const double staticAt = m_sensor.staticAtW(p.voltageV / m_points.front().voltageV);
+    const double next = (recent - recentCore + recentCore * ratio) / r + staticAt;
+    return (known + staticNow * knownSpan + next * m_responseS) / (knownSpan + m_responseS);
+  };
+  const double aim = aimW();
+  std::size_t next = m_point;
+  if (windowPower(m_point) > aim) {
+    next = m_points.size() - 1;  // the lowest point when none is predicted under the aim
+    for (std::size_t k = m_point; k < m_points.size(); ++k) {
+      if (windowPower(k) <= aim) {
+        next = k;
+        break;
+      }
+    }
+  } else {
+    for (std::size_t k = 0; k < m_point; ++k) {
+      if (windowPower(k) <= m_capW * (1.0 - m_hysteresis)) {
+        next = k;
+        break;
+      }
+    }
+  }
+  if (next == m_point) return;
+  m_point = next;
+  m_move(time, next);
+}
+
+}  // namespace scoville::hw
