@@ -21,7 +21,13 @@ import textwrap
 import traceback
 
 RESULTS_SCHEMA_VERSION = 1
-COMPONENTS = ["tensor_core", "vector_unit", "sram", "hbm", "interconnect", "fabric_ports", "static", "switches"]
+# report.json's power levels (docs/report.md), in the order of a byte's path out of HBM, and their names here.
+LEVELS = ["hbm", "memory_interface", "llc", "noc", "sram", "register_file", "datapath", "vector_unit", "fabric_ports",
+          "floor", "wake", "static", "switches"]
+LEVEL_NAMES = {"hbm": "HBM core", "memory_interface": "PHY/controller", "llc": "L2/LLC", "noc": "NoC",
+               "sram": "SRAM", "register_file": "register file", "datapath": "datapath", "vector_unit": "vector unit",
+               "fabric_ports": "fabric ports", "floor": "clocked floor", "wake": "wake", "static": "static",
+               "switches": "switches"}
 REPLICA_TIMES = [("prefill_only_time_s", "prefill only"), ("decode_only_time_s", "decode only"),
                  ("mixed_time_s", "mixed"), ("idle_time_s", "idle")]
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -541,29 +547,46 @@ def phase_energy(ctx, chosen):
     return phases, rows, ("J per output token (measurement window)" if per_token else "% of chip energy (whole run)")
 
 
+def level_energy(ctx, chosen):
+    """(levels, rows, unit): each chosen point's energy by level, per output token in the serving
+    window when every point has it, else in % of the platform's energy over the whole run."""
+    per_token = [obj(get(ctx.reports[i], "power", "serving", "energy_per_output_token_by_level_j")) for _, i in chosen]
+    if all(per_token):
+        sources, unit = per_token, "J per output token (measurement window)"
+    else:
+        sources, unit = [obj(get(ctx.reports[i], "power", "platform", "by_level_j")) for _, i in chosen], None
+    levels = [k for k in LEVELS if any(number(b.get(k)) for b in sources)]
+    rows = []
+    for b in sources:
+        values = [number(b.get(k)) or 0.0 for k in levels]
+        rows.append(values if unit else [100.0 * v / (sum(values) or 1.0) for v in values])
+    return levels, rows, unit or "% of platform energy (whole run)"
+
+
 def section_energy(doc, ctx):
-    """Energy by component and by phase at each series' chosen point, as stacked bars and tables."""
+    """Energy by level (along a byte's path from HBM to the datapath, the clocked floor and static
+    power) and by phase at each series' chosen point, as stacked bars and tables."""
     doc.add("h", 2, "Energy breakdown")
-    chosen = ctx.chosen_with("power", "platform", "by_component_j")
+    chosen = ctx.chosen_with("power", "platform", "by_level_j")
     if not chosen:
         doc.add("p", "No series has an energy breakdown.")
         return
-    by_component = [obj(get(ctx.reports[i], "power", "platform", "by_component_j")) for _, i in chosen]
-    components = [c for c in COMPONENTS if any(number(b.get(c)) for b in by_component)]
-    component_rows = []
-    for b in by_component:
-        total = sum(number(b.get(c)) or 0.0 for c in components) or 1.0
-        component_rows.append([100.0 * (number(b.get(c)) or 0.0) / total for c in components])
+    levels, level_rows, level_unit = level_energy(ctx, chosen)
     phases, phase_rows, unit = phase_energy(ctx, chosen)
     labels, where = [label for label, _ in chosen], [ctx.at(i) for _, i in chosen]
+    names = [LEVEL_NAMES.get(k, k) for k in levels]
     fig, axes = ctx.plt.subplots(1, 2, figsize=(12, 4.2))
-    stacked_bars(axes[0], labels, components, component_rows, "% of platform energy (whole run)", "by component")
+    stacked_bars(axes[0], labels, names, level_rows, level_unit, "by level")
     stacked_bars(axes[1], labels, phases, phase_rows, unit, "by phase")
     fig.tight_layout()
-    doc.figure("energy", png(ctx.plt, fig), "Energy at each series' most efficient point: by component in % of the "
-               f"platform's energy over the whole run (left), by phase in {unit} (right).")
-    doc.add("table", ["Series", "Point"] + [f"{c.replace('_', ' ')} (%)" for c in components],
-            [[l, w] + [fmt(v) for v in row] for l, w, row in zip(labels, where, component_rows)])
+    doc.figure("energy", png(ctx.plt, fig), f"Energy at each series' most efficient point: by level in {level_unit} "
+               f"(left: HBM core, PHY and controller, L2, on-chip network, SRAM, register file, datapath, the clocked "
+               f"floor and static power), by phase in {unit} (right).")
+    per_token = level_unit.startswith("J")
+    doc.add("p", f"By level, in {level_unit}:")
+    doc.add("table", ["Series", "Point"] + ["total"] * per_token + names,
+            [[l, w] + [fmt(sum(row))] * per_token + [fmt(v) for v in row]
+             for l, w, row in zip(labels, where, level_rows)])
     doc.add("p", f"By phase, in {unit}:")
     total = unit.startswith("J")  # shares add up to 100 %
     doc.add("table", ["Series", "Point"] + ["total"] * total + [p.replace("_", " ") for p in phases],

@@ -87,10 +87,11 @@ def report(concurrency, platform="alpha"):
     sustained = [{"window_s": w, "max_w": m, "max_at_s": 0.1, "limit_w": 700.0,
                   "headroom_w": None if m is None else 700.0 - m, "violations": 0, "first_violations": []}
                  for w, m in ((0.001, 400.0), (0.01, 300.0), (1.0, None))]
-    components = {"tensor_core": 10.0, "vector_unit": 1.0, "sram": 0.0, "hbm": 20.0, "interconnect": 0.5,
-                  "fabric_ports": 0.0, "static": 30.0, "switches": 0.0}
+    levels = {"datapath": 9.0, "register_file": 1.0, "vector_unit": 1.0, "sram": 0.5, "llc": 0.0, "noc": 2.0,
+              "memory_interface": 8.0, "hbm": 10.0, "fabric_ports": 0.0, "floor": 5.0, "wake": 0.0, "static": 30.0,
+              "switches": 0.0}
     return {
-        "schema_version": 2,
+        "schema_version": 3,
         "results": {
             "kind": "serving", "load": {"concurrency": concurrency}, "window": {"start_s": 0.1, "end_s": 0.4},
             "metrics": {"tokens_in_window": {"input": 8000, "output": 500}},
@@ -105,15 +106,16 @@ def report(concurrency, platform="alpha"):
         "power": {
             "modelled": True,
             "platform": {"chips": 1, "rated_w": 700.0, "average_w": 250.0, "sustained": sustained,
-                         "by_component_j": components},
+                         "by_level_j": levels},
             "chips": [{"chip": "chip0", "mirror_of": None, "rated_w": 700.0, "idle_w": 100.0, "average_w": 250.0,
-                       "sustained": sustained, "by_component_j": components,
+                       "sustained": sustained, "by_level_j": levels,
                        "by_phase_j": {"prefill": 5.0, "decode": 20.0, "communication": 0.5, "static_busy": 30.0,
                                       "idle": 6.0}}],
             "timeline": {"interval_s": 0.01, "platform_w": [200.0 + 10 * (k % 7) for k in range(50)],
                          "chips_w": {"chip0": [200.0 + 10 * (k % 7) for k in range(50)]}},
             "serving": {"energy_j": 40.0, "energy_by_phase_j": {"prefill": 4.0, "decode": 16.0, "communication": 0.4,
-                                                                "static_and_switches": 19.6}},
+                                                                "static_and_switches": 19.6},
+                        "energy_per_output_token_by_level_j": {k: v / 500.0 for k, v in levels.items()}},
         },
     }
 
@@ -200,6 +202,10 @@ class ScovilleReportTest(unittest.TestCase):
             self.assertIn("Phases and policies", text)
             self.assertRegex(text, r"bandwidth\\?_opt \(compute\\?_headroom 0.8\)")  # markdown escapes _
             self.assertIn("-10.0%", text)  # beta's decode W/chip against alpha's at the same concurrency
+            # Energy per output token by level: the PHY and controller's 8 J over 500 tokens.
+            self.assertIn("J per output token (measurement window)", text)
+            self.assertIn("PHY/controller", text)
+            self.assertIn("0.016", text)
 
         again = os.path.join(self.dir, "again")
         self.assertEqual(self.render(again).returncode, 0)
