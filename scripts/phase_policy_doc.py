@@ -184,10 +184,12 @@ def main():
         "128 x 128 x cells' MACs per cycle x bytes per weight per 128 cycles: at bf16 arithmetic on "
         "4-bit weights (GPT-OSS) about 3.7 TB/s, at fp8 arithmetic on 4-bit weights (DeepSeek R1) about "
         "7.4 TB/s, against 7.2 TB/s of HBM. The columns *decode HBM bandwidth / peak* and *decode "
-        "FLOP/s / peak* of the uniform runs show where each step stands. Static power "
-        f"({fmt(idle_w, '.0f')} W per chip idle) does not scale with voltage in the power model "
-        "([power.md](power.md)), so a lower clock saves only the core's dynamic energy (x V^2), and a "
-        "step that gets longer spends more static energy per token.",
+        "FLOP/s / peak* of the uniform runs show where each step stands. What a lower clock saves "
+        "([power.md](power.md#energy-by-level)): the core rail's dynamic energy (x V^2), its clocked "
+        "floor (x V^2 f) and its leakage (x V e^{k dV}); what it does not: the HBM, its interface, the "
+        f"links and the uncore (their static power is part of the {fmt(idle_w, '.0f')} W a chip draws idle), which a "
+        "step that gets longer spends more of per token. Where decode J/token falls at 1.2 GHz the "
+        "first outweighs the second.",
         "",
         "Regenerate: `scripts/experiment-phase-policies` (about the wall time above; `--quick` for a "
         "smoke run). Its sweeps also merge into a design-review report whose *Phases and policies* section "
