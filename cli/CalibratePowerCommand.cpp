@@ -5,6 +5,7 @@
 // docs/power.md#calibration.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <filesystem>
@@ -39,6 +40,11 @@ std::string asWritten(double value, config::Dimension d) {
   if (d == dim::kEnergyPerFlop) return fmt::format("{:.4g} pJ/FLOP", value * 1e12);
   if (d == dim::kEnergy) return fmt::format("{:.4g} pJ", value * 1e12);
   return config::formatQuantity(value, d);
+}
+
+/// Whether a chip file's value is the fitted one (within 0.5%).
+bool holdsValue(double inFile, double fitted) {
+  return std::fabs(inFile - fitted) <= 5e-3 * std::max(std::fabs(fitted), 1e-300);
 }
 
 double valueIn(const power::ChipEnergyConfig& energy, const std::string& key) {
@@ -100,11 +106,7 @@ int calibratePowerCommand(const Args& args, std::ostream& out) {
   prepareOutputDirectory(outDir);
 
   // Only the kernels the power points load.
-  std::set<std::string> kernels;
-  for (const workload::MeasuredPower& p : dataset.power) {
-    if (!p.kernel.empty()) kernels.insert(p.kernel);
-  }
-  KernelBenchRun bench(dataset, loaded.platform, nullptr, mode, kernels, true);
+  KernelBenchRun bench(dataset, loaded.platform, nullptr, mode, KernelBenchRun::powerKernels(dataset), true);
   const std::vector<workload::PowerLoad> loads = bench.powerLoads(dataset);
   const power::ChipEnergyConfig& shipped = *chipConfig.power;
   const workload::PowerFitResult fit = workload::fitPower(shipped, bench.refreshPerS(), loads, *dataset.powerFit);
@@ -119,7 +121,7 @@ int calibratePowerCommand(const Args& args, std::ostream& out) {
   for (const workload::PowerFitResult::Parameter& p : fit.parameters) {
     const config::Dimension d = power::findEnergyKey(p.key)->dimension;
     const double inFile = valueIn(shipped, p.key);
-    const bool same = std::fabs(inFile - p.value) <= 5e-3 * std::max(std::fabs(p.value), 1e-300);
+    const bool same = holdsValue(inFile, p.value);
     holds = holds && same;
     const std::string bound = p.atLower ? " (at its lower end)" : p.atUpper ? " (at its upper end)" : "";
     if (!quiet) {
@@ -142,7 +144,7 @@ int calibratePowerCommand(const Args& args, std::ostream& out) {
   for (const workload::PowerFitResult::Tied& t : fit.tied) {
     const config::Dimension d = power::findEnergyKey(t.key)->dimension;
     const double inFile = valueIn(shipped, t.key);
-    const bool same = std::fabs(inFile - t.value) <= 5e-3 * std::max(std::fabs(t.value), 1e-300);
+    const bool same = holdsValue(inFile, t.value);
     holds = holds && same;
     if (!quiet) {
       out << fmt::format("{:<34} {:>16} {:>34}  {}\n", t.key, asWritten(t.value, d),

@@ -10,12 +10,7 @@ KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const pla
                                const workload::SoftwareStackConfig* stack, tlm::TimingMode mode,
                                const std::set<std::string>& selected, bool withPowerLoads) {
   const hw::ChipConfig& chip = config.chipConfig(0);
-  std::set<std::string> powerLoads;
-  if (withPowerLoads) {
-    for (const workload::MeasuredPower& p : dataset.power) {
-      if (!p.kernel.empty()) powerLoads.insert(p.kernel);
-    }
-  }
+  const std::set<std::string> powerLoads = withPowerLoads ? powerKernels(dataset) : std::set<std::string>{};
   std::vector<workload::StepPlan> plans;
   for (std::size_t i = 0; i < dataset.kernels.size(); ++i) {
     const workload::MeasuredKernel& k = dataset.kernels[i];
@@ -40,6 +35,14 @@ const workload::KernelRunner::Outcome* KernelBenchRun::outcome(const std::string
   return it == m_index.end() ? nullptr : &m_runner->outcomes()[it->second];
 }
 
+std::set<std::string> KernelBenchRun::powerKernels(const workload::KernelDataset& dataset) {
+  std::set<std::string> kernels;
+  for (const workload::MeasuredPower& p : dataset.power) {
+    if (!p.kernel.empty()) kernels.insert(p.kernel);
+  }
+  return kernels;
+}
+
 double KernelBenchRun::refreshPerS() const {
   const hw::MemoryControllerConfig& hbm = chip().hbm;
   return hbm.timing.tREFI > 0.0 ? hbm.channels / hbm.timing.tREFI : 0.0;
@@ -62,11 +65,8 @@ std::vector<workload::PowerLoad> KernelBenchRun::powerLoads(const workload::Kern
     if (!p.kernel.empty()) {
       const workload::KernelRunner::Outcome* o = outcome(p.kernel);
       if (o == nullptr) throw SimulationError(fmt::format("power point '{}': kernel '{}' did not run", p.id, p.kernel));
-      const workload::MeasuredKernel* kernel = nullptr;
-      for (const workload::MeasuredKernel& k : dataset.kernels) {
-        if (k.id == p.kernel) kernel = &k;
-      }
-      load.launchS = p.launchTimeS > 0.0 ? p.launchTimeS : kernel->seconds;
+      const workload::MeasuredKernel& kernel = dataset.kernels[m_planned[m_index.at(p.kernel)]];
+      load.launchS = p.launchTimeS > 0.0 ? p.launchTimeS : kernel.seconds;
       load.simulatedLaunchS = o->seconds();
       load.perLaunch = o->counts;
     }

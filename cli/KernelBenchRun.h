@@ -35,6 +35,8 @@ class KernelBenchRun {
   double rooflineS(const std::string& id) const { return m_rooflines.at(m_index.at(id)); }
   const std::string& kernelClass(const std::string& id) const { return m_classes.at(m_index.at(id)); }
 
+  /// The kernels the dataset's power points load.
+  static std::set<std::string> powerKernels(const workload::KernelDataset& dataset);
   /// The dataset's power points as the chip ran them (PowerCalibration.h).
   std::vector<workload::PowerLoad> powerLoads(const workload::KernelDataset& dataset) const;
   /// All-bank refreshes per second of the chip's HBM (every channel every t_refi).

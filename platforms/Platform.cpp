@@ -147,8 +147,7 @@ void Platform::attachPower() {
     power::ChipPower& listener = *m_power->chip(static_cast<std::size_t>(i));
     chip.activityBus().subscribe(listener);
     // The governor is the chip's power manager's; it reads the chip's power model as telemetry.
-    const double capW = governor.kind == power::GovernorKind::kCapRated ? chip.config().ratedPowerW : governor.targetW;
-    chip.powerManager().govern(governor, capW, listener);
+    chip.powerManager().govern(governor, governor.capW(chip.config().ratedPowerW), listener);
   }
   m_networkActivity.subscribe(*m_power);
 }

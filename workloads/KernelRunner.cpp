@@ -21,19 +21,16 @@ KernelRunner::KernelRunner(const sc_core::sc_module_name& name, platform::Platfo
 void KernelRunner::run() {
   const power::ChipPower* power = m_platform.power().chip(static_cast<std::size_t>(m_chip));
   hw::PowerManager& manager = m_platform.chip(m_chip).powerManager();
-  const auto energy = [power] { return power != nullptr ? power->dynamicJ() : 0.0; };
   const auto counts = [power] { return power != nullptr ? power->counts() : power::Counts{}; };
   for (const std::shared_ptr<const StepPlan>& plan : m_plans) {
     Outcome o;
     o.startS = sc_core::sc_time_stamp().to_seconds();
-    const double before = energy();
     const power::Counts countedBefore = counts();
     m_driver.post(plan);
     wait(m_driver.stepDone());
     if (!m_driver.error().empty()) return;
     manager.settle();  // the kernel's clocked time, announced
     o.endS = sc_core::sc_time_stamp().to_seconds();
-    o.dynamicJ = energy() - before;
     const power::Counts countedAfter = counts();
     for (std::size_t c = 0; c < power::kCounters; ++c) o.counts[c] = countedAfter[c] - countedBefore[c];
     m_outcomes.push_back(o);

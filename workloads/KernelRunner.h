@@ -1,6 +1,6 @@
 #pragma once
 // Runs kernel plans (KernelBench.h) one after another on one chip of an elaborated platform, and
-// records each one's simulated time and what the chip's power model counted and priced over it.
+// records each one's simulated time and what the chip's power model counted over it.
 // One StepDriver issues them, as it issues a serving step: the time comes from the chip's modules
 // alone.
 
@@ -22,8 +22,7 @@ class KernelRunner : public sc_core::sc_module {
   struct Outcome {
     double startS = 0.0;
     double endS = 0.0;
-    double dynamicJ = 0.0;   ///< the chip's dynamic energy over the kernel (0 without a power model)
-    power::Counts counts{};  ///< what the chip's power model counted over it (tlm/power/EnergyLevels.h)
+    power::Counts counts{};  ///< what the chip's power model counted over it (0 without a power model)
     double seconds() const { return endS - startS; }
   };
 

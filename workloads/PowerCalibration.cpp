@@ -26,7 +26,7 @@ double loadPowerW(const power::ChipEnergyConfig& e, double refreshPerS, const Po
   const double voltageScale = atSimulatedRate ? 1.0 : load.voltageScale;
   const double frequencyScale = atSimulatedRate ? 1.0 : load.frequencyScale;
   const double v2 = voltageScale * voltageScale;
-  const double staticW = e.idleW() - e.coreStaticW() * (1.0 - e.leakageScale(voltageScale * e.nominalVoltage()));
+  const double staticW = e.staticAtW(voltageScale);
   const double refreshW = refreshPerS * e.hbm.refreshJ;
   if (load.kernel.empty()) return staticW + refreshW;
   const double launch = atSimulatedRate ? load.simulatedLaunchS : load.launchS;

@@ -16,17 +16,16 @@ namespace {
 /// fewer events (the floor's energy lands where it was drawn either way).
 constexpr double kClockActiveStretchS = 100e-6;
 
-/// Whether an activity means a compute unit or the memory stream is working (and the clocks run).
+/// The activities that mean a compute unit or the memory stream is working (and the clocks run):
+/// what an ungoverned manager listens to (a governed one hears every activity, each of which may
+/// carry a decision's time).
+constexpr tlm::ActivityMask kClockActivities =
+    tlm::activityBit(tlm::Activity::kMacs) | tlm::activityBit(tlm::Activity::kVectorOps) |
+    tlm::activityBit(tlm::Activity::kSramReadBytes) | tlm::activityBit(tlm::Activity::kSramWriteBytes) |
+    tlm::activityBit(tlm::Activity::kDramReadBursts) | tlm::activityBit(tlm::Activity::kDramWriteBursts);
+
 bool keepsClocksOn(tlm::Activity activity) {
-  switch (activity) {
-    case tlm::Activity::kMacs:
-    case tlm::Activity::kVectorOps:
-    case tlm::Activity::kSramReadBytes:
-    case tlm::Activity::kSramWriteBytes:
-    case tlm::Activity::kDramReadBursts:
-    case tlm::Activity::kDramWriteBursts: return true;
-    default: return false;
-  }
+  return (kClockActivities & tlm::activityBit(activity)) != 0;
 }
 
 }  // namespace
@@ -44,13 +43,6 @@ PowerManager::PowerManager(const sc_core::sc_module_name& name, const power::Chi
       m_wakes(m_stats.counter("array_wakes", "", "tensor arrays powered back on")) {
   m_clockOp.block = tlm::OpBlock::kOther;
 }
-
-/// The activities that keep the clocks on; a governed chip hears every activity (each may carry a
-/// decision's time).
-constexpr tlm::ActivityMask kClockActivities =
-    tlm::activityBit(tlm::Activity::kMacs) | tlm::activityBit(tlm::Activity::kVectorOps) |
-    tlm::activityBit(tlm::Activity::kSramReadBytes) | tlm::activityBit(tlm::Activity::kSramWriteBytes) |
-    tlm::activityBit(tlm::Activity::kDramReadBursts) | tlm::activityBit(tlm::Activity::kDramWriteBursts);
 
 void PowerManager::attach(tlm::ActivityBus& bus) {
   m_bus = &bus;
@@ -109,7 +101,7 @@ void PowerManager::setPoweredArrays(double timeS, int arrays, double wakeEndS, t
 }
 
 void PowerManager::govern(const power::GovernorConfig& config, double capW, const power::PowerSensor& sensor) {
-  if (config.kind == power::GovernorKind::kNone || m_energy == nullptr || m_energy->dvfs.size() < 2) return;
+  if (m_energy == nullptr || !config.drives(*m_energy)) return;
   m_governor = std::make_unique<DvfsGovernor>(config, capW, m_energy->dvfs, sensor,
                                               [this](double t, std::size_t point) { moveTo(t, point); });
   m_gating.setStretch(std::min(kClockActiveStretchS, 0.1 * config.responseTimeS));

@@ -47,9 +47,8 @@ void ChipPower::forgetBefore(double timeS) const {
 }
 
 double ChipPower::staticAtW(double voltageScale) const {
-  const double leakage = m_energy.leakageScale(voltageScale * m_energy.nominalVoltage());
   const double gated = m_arrays > 0 ? m_energy.tensorCore.staticW * static_cast<double>(m_gated) / m_arrays : 0.0;
-  return m_energy.idleW() - (m_energy.coreStaticW() - gated) * (1.0 - leakage) - gated;
+  return m_energy.staticAtW(voltageScale, gated);
 }
 
 double ChipPower::savedW() const {
@@ -120,8 +119,9 @@ std::vector<double> ChipPower::timeAtPoints(double endS) const {
 void ChipPower::accrue(double timeS) {
   const double dt = timeS - m_since;
   if (dt <= 0.0) return;
-  const double saved = savedW() * dt;
-  m_stateJ[static_cast<std::size_t>(m_state)] += (m_energy.idleW() - savedW()) * dt;
+  const double savedNowW = savedW();
+  const double saved = savedNowW * dt;
+  m_stateJ[static_cast<std::size_t>(m_state)] += (m_energy.idleW() - savedNowW) * dt;
   m_stateS[static_cast<std::size_t>(m_state)] += dt;
   if (saved != 0.0) {
     m_savedBins.add(saved, m_since, timeS);

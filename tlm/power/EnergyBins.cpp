@@ -26,14 +26,31 @@ void spread(std::vector<double>& bins, std::size_t first, double interval, doubl
 }
 
 double energyOf(const std::vector<double>& bins, std::size_t first, double interval, double from, double to) {
+  return energyOf(bins.data(), bins.size(), 1, first, interval, from, to);
+}
+
+double energyOf(const double* bins, std::size_t size, std::size_t stride, std::size_t first, double interval,
+                double from, double to) {
   double sum = 0.0;
   for (auto b = std::max(first, static_cast<std::size_t>(std::max(0.0, from) / interval));
-       b - first < bins.size() && static_cast<double>(b) * interval < to; ++b) {
+       b - first < size && static_cast<double>(b) * interval < to; ++b) {
     const double lo = std::max(from, static_cast<double>(b) * interval);
     const double hi = std::min(to, static_cast<double>(b + 1) * interval);
-    if (hi > lo) sum += bins[b - first] * (hi - lo) / interval;
+    if (hi > lo) sum += bins[(b - first) * stride] * (hi - lo) / interval;
   }
   return sum;
+}
+
+void mergePairs(std::vector<double>& bins, std::size_t stride) {
+  const std::size_t size = bins.size() / stride;
+  const std::size_t half = (size + 1) / 2;
+  for (std::size_t b = 0; b < half; ++b) {
+    for (std::size_t g = 0; g < stride; ++g) {
+      const double second = 2 * b + 1 < size ? bins[(2 * b + 1) * stride + g] : 0.0;
+      bins[b * stride + g] = bins[2 * b * stride + g] + second;
+    }
+  }
+  bins.resize(half * stride);
 }
 
 }  // namespace detail
@@ -52,11 +69,7 @@ void EnergyBins::add(double joules, double startS, double endS) {
 }
 
 void EnergyBins::mergePairs() {
-  const std::size_t half = (m_bins.size() + 1) / 2;
-  for (std::size_t b = 0; b < half; ++b) {
-    m_bins[b] = m_bins[2 * b] + (2 * b + 1 < m_bins.size() ? m_bins[2 * b + 1] : 0.0);
-  }
-  m_bins.resize(half);
+  detail::mergePairs(m_bins, 1);
   m_interval *= 2.0;
   m_perInterval = 1.0 / m_interval;
 }

@@ -44,6 +44,13 @@ void spread(std::vector<double>& bins, std::size_t first, double interval, doubl
             double e);
 /// Energy in [from, to) of the bins numbered [first, first + size) of width `interval`.
 double energyOf(const std::vector<double>& bins, std::size_t first, double interval, double from, double to);
+/// The same over `size` bins stored `stride` values apart from `bins` (several timelines kept
+/// bin-major: bin b of timeline g at b x stride + g).
+double energyOf(const double* bins, std::size_t size, std::size_t stride, std::size_t first, double interval,
+                double from, double to);
+/// Merges adjacent pairs of the bins of `stride` timelines kept bin-major in `bins` (an odd last bin
+/// stays alone): half as many bins, every joule kept.
+void mergePairs(std::vector<double>& bins, std::size_t stride);
 }  // namespace detail
 
 }  // namespace scoville::power

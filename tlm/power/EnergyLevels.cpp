@@ -126,17 +126,10 @@ Counter flopCounter(tlm::Precision p) {
   return Counter::kFlopsBf16;
 }
 
-/// Adds a part to `out` (nothing when its count is zero).
-void add(CountedEvent& out, const ChipEnergyConfig& e, Counter counter, double count) {
-  if (count == 0.0) return;
-  const double joules = count * priceOf(e, counter);
-  const Level level = levelOf(counter);
-  out.parts[out.size++] = CountedEvent::Part{counter, level, count, joules};
-  out.joules += joules;
-  if (level == Level::kDatapath || level == Level::kRegisterFile || level == Level::kVectorUnit ||
-      level == Level::kFloor) {
-    out.coreJ += joules;
-  }
+/// Whether a level's rate follows the core clock (a governor scales it by V^2 f to predict a point).
+bool followsCoreClock(Level level) {
+  return level == Level::kDatapath || level == Level::kRegisterFile || level == Level::kVectorUnit ||
+         level == Level::kFloor;
 }
 
 }  // namespace
@@ -145,41 +138,50 @@ CountedEvent countEvent(const ChipEnergyConfig& e, const tlm::ActivityEvent& eve
                         double voltageScale, double frequencyScale) {
   CountedEvent out;
   const double v2 = voltageScale * voltageScale;
+  // Adds a part (nothing when its count is zero), made effective at the operating point: a core-rail
+  // count carries V^2 (onCoreRail, the rule the calibration prices by), the floor's also f.
+  const auto add = [&](Counter counter, double count) {
+    if (count == 0.0) return;
+    if (onCoreRail(counter)) count = count * v2 * (counter == Counter::kClockActiveSeconds ? frequencyScale : 1.0);
+    const double joules = count * priceOf(e, counter);
+    const Level level = levelOf(counter);
+    out.parts[out.size++] = CountedEvent::Part{counter, level, count, joules};
+    out.joules += joules;
+    if (followsCoreClock(level)) out.coreJ += joules;
+  };
   // Wires: a share of their energy per byte follows the data's switching activity.
   const double wire = e.dataIndependentShare + (1.0 - e.dataIndependentShare) * event.toggle;
   const double a = event.amount;
   switch (event.activity) {
-    case tlm::Activity::kMacs: add(out, e, flopCounter(event.precision), 2.0 * a * v2); break;
-    case tlm::Activity::kOperandBytes: add(out, e, Counter::kOperandBytes, a * v2); break;
-    case tlm::Activity::kVectorOps: add(out, e, Counter::kVectorOps, a * v2); break;
-    case tlm::Activity::kSramReadBytes: add(out, e, Counter::kSramReadBytes, a * v2); break;
-    case tlm::Activity::kSramWriteBytes: add(out, e, Counter::kSramWriteBytes, a * v2); break;
-    case tlm::Activity::kDramActivates: add(out, e, Counter::kActivates, a); break;
-    case tlm::Activity::kDramPrecharges: add(out, e, Counter::kPrecharges, a); break;
-    case tlm::Activity::kDramRefreshes: add(out, e, Counter::kRefreshes, a); break;
+    case tlm::Activity::kMacs: add(flopCounter(event.precision), 2.0 * a); break;
+    case tlm::Activity::kOperandBytes: add(Counter::kOperandBytes, a); break;
+    case tlm::Activity::kVectorOps: add(Counter::kVectorOps, a); break;
+    case tlm::Activity::kSramReadBytes: add(Counter::kSramReadBytes, a); break;
+    case tlm::Activity::kSramWriteBytes: add(Counter::kSramWriteBytes, a); break;
+    case tlm::Activity::kDramActivates: add(Counter::kActivates, a); break;
+    case tlm::Activity::kDramPrecharges: add(Counter::kPrecharges, a); break;
+    case tlm::Activity::kDramRefreshes: add(Counter::kRefreshes, a); break;
     case tlm::Activity::kDramReadBursts:
-      add(out, e, Counter::kHbmReadBytes, a * burstBytes);
-      add(out, e, Counter::kInterfaceReadBytes, a * burstBytes * wire);
+      add(Counter::kHbmReadBytes, a * burstBytes);
+      add(Counter::kInterfaceReadBytes, a * burstBytes * wire);
       break;
     case tlm::Activity::kDramWriteBursts:
-      add(out, e, Counter::kHbmWriteBytes, a * burstBytes);
-      add(out, e, Counter::kInterfaceWriteBytes, a * burstBytes * wire);
+      add(Counter::kHbmWriteBytes, a * burstBytes);
+      add(Counter::kInterfaceWriteBytes, a * burstBytes * wire);
       break;
     case tlm::Activity::kNocMemoryBytes: {
       // A byte between HBM and a unit crosses the network, the memory-side cache (if any), and is
       // staged in the SRAM: written on arrival, read once by its consumer.
-      add(out, e, Counter::kNocByteMetres, a * e.interconnect.memoryDistanceM * wire * v2);
-      if (e.llc) add(out, e, tlm::isMemoryWrite(event.kind) ? Counter::kLlcWriteBytes : Counter::kLlcReadBytes, a * v2);
-      add(out, e, Counter::kSramWriteBytes, a * v2);
-      add(out, e, Counter::kSramReadBytes, a * v2);
+      add(Counter::kNocByteMetres, a * e.interconnect.memoryDistanceM * wire);
+      if (e.llc) add(tlm::isMemoryWrite(event.kind) ? Counter::kLlcWriteBytes : Counter::kLlcReadBytes, a);
+      add(Counter::kSramWriteBytes, a);
+      add(Counter::kSramReadBytes, a);
       break;
     }
-    case tlm::Activity::kNocSramBytes:
-      add(out, e, Counter::kNocByteMetres, a * e.interconnect.sramDistanceM * wire * v2);
-      break;
-    case tlm::Activity::kLinkBytes: add(out, e, Counter::kLinkBytes, a); break;
-    case tlm::Activity::kClockActive: add(out, e, Counter::kClockActiveSeconds, a * v2 * frequencyScale); break;
-    case tlm::Activity::kWakeArrays: add(out, e, Counter::kWakeArrays, a); break;
+    case tlm::Activity::kNocSramBytes: add(Counter::kNocByteMetres, a * e.interconnect.sramDistanceM * wire); break;
+    case tlm::Activity::kLinkBytes: add(Counter::kLinkBytes, a); break;
+    case tlm::Activity::kClockActive: add(Counter::kClockActiveSeconds, a); break;
+    case tlm::Activity::kWakeArrays: add(Counter::kWakeArrays, a); break;
     case tlm::Activity::kSwitchBytes:
     case tlm::Activity::kSwitchPackets: break;  // a switch's, not a chip's
   }

@@ -9,7 +9,7 @@
 // Counts are kept *effective*: already multiplied by what scales their energy at the moment they
 // were counted (the core voltage squared for the core rail, the data's toggle rate for wires, the
 // core frequency for the clocked floor), so that prices are the nominal ones of the file and the
-// same counters serve the report's breakdown and the calibration fit (CalibrationFit.h), whose
+// same counters serve the report's breakdown and the calibration fit (workloads/PowerCalibration.h), whose
 // unknowns are prices.
 
 #include <array>

@@ -32,15 +32,7 @@ double* EnergyTimeline::growGroupsTo(double atS) {
   auto bin = static_cast<std::size_t>(std::max(0.0, atS) * m_perGroupInterval);
   while (bin >= m_maxBins) {
     // Past the cap, adjacent bins merge and the interval doubles (as EnergyBins does).
-    const std::size_t bins = m_groupBins.size() / m_groups;
-    const std::size_t half = (bins + 1) / 2;
-    for (std::size_t b = 0; b < half; ++b) {
-      for (std::size_t g = 0; g < m_groups; ++g) {
-        const double second = 2 * b + 1 < bins ? m_groupBins[(2 * b + 1) * m_groups + g] : 0.0;
-        m_groupBins[b * m_groups + g] = m_groupBins[2 * b * m_groups + g] + second;
-      }
-    }
-    m_groupBins.resize(half * m_groups);
+    detail::mergePairs(m_groupBins, m_groups);
     m_groupInterval *= 2.0;
     m_perGroupInterval = 1.0 / m_groupInterval;
     bin = static_cast<std::size_t>(std::max(0.0, atS) * m_perGroupInterval);
@@ -50,16 +42,9 @@ double* EnergyTimeline::growGroupsTo(double atS) {
 }
 
 double EnergyTimeline::groupEnergy(std::size_t group, double startS, double endS) const {
-  if (group >= m_groups) return 0.0;
-  double sum = 0.0;
-  const std::size_t bins = m_groupBins.size() / m_groups;
-  for (auto b = static_cast<std::size_t>(std::max(0.0, startS) / m_groupInterval);
-       b < bins && static_cast<double>(b) * m_groupInterval < endS; ++b) {
-    const double lo = std::max(startS, static_cast<double>(b) * m_groupInterval);
-    const double hi = std::min(endS, static_cast<double>(b + 1) * m_groupInterval);
-    if (hi > lo) sum += m_groupBins[b * m_groups + group] * (hi - lo) / m_groupInterval;
-  }
-  return sum;
+  if (group >= m_groups || m_groupBins.empty()) return 0.0;
+  return detail::energyOf(m_groupBins.data() + group, m_groupBins.size() / m_groups, m_groups, 0, m_groupInterval,
+                          startS, endS);
 }
 
 double EnergyTimeline::phaseEnergy(std::size_t phase, double startS, double endS) const {

@@ -29,11 +29,10 @@ class EnergyTimeline {
     m_fine.add(joules, startS, endS);
     m_coarse[phase < kPhases ? phase : kPhases - 1].add(joules, startS, endS);
   }
-  /// Adds `joules` to group `group`'s coarse timeline only (the caller adds the total with add()),
-  /// all of it in the coarse bin of `atS` (an event's middle: a group's energy in a window is then
-  /// exact but for the events that straddle the window's edges, which it takes whole or not at all).
-  void addToGroup(std::size_t group, double joules, double atS) { groupsAt(atS)[group] += joules; }
-  /// The groups' coarse bin of `atS` (groups() values), to add to directly; valid until the next call.
+  /// The groups' coarse bin of `atS` (groups() values), to add a group's energy to directly (the
+  /// caller adds the total with add()); valid until the next call. An event's whole energy goes to
+  /// the bin of its middle: a group's energy in a window is then exact but for the events that
+  /// straddle the window's edges, which it takes whole or not at all.
   double* groupsAt(double atS) {
     const auto bin = static_cast<std::size_t>(atS > 0.0 ? atS * m_perGroupInterval : 0.0);
     if ((bin + 1) * m_groups <= m_groupBins.size()) return &m_groupBins[bin * m_groups];

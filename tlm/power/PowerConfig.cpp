@@ -167,6 +167,11 @@ double ChipEnergyConfig::leakageScale(double voltageV) const {
   return voltageV / nominal * std::exp(leakagePerVolt * (voltageV - nominal));
 }
 
+double ChipEnergyConfig::staticAtW(double voltageScale, double gatedW) const {
+  const double leakage = leakageScale(voltageScale * nominalVoltage());
+  return idleW() - (coreStaticW() - gatedW) * (1.0 - leakage) - gatedW;
+}
+
 double ChipEnergyConfig::voltageAt(double frequencyHz) const {
   if (dvfs.empty()) return 0.0;
   if (frequencyHz >= dvfs.front().frequencyHz) return dvfs.front().voltageV;

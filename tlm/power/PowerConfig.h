@@ -143,6 +143,9 @@ struct ChipEnergyConfig {
   double coreStaticW() const;
   /// Core-rail leakage at `voltageV` over that at the nominal voltage (1 without dvfs points).
   double leakageScale(double voltageV) const;
+  /// Static power with the core at `voltageScale` (V / V nominal) and `gatedW` of the tensor core's
+  /// static power gated off (the rest of the core rail's leakage follows the voltage).
+  double staticAtW(double voltageScale, double gatedW = 0.0) const;
   /// The core voltage at `frequencyHz` on the dvfs points' curve (linear between points, clamped
   /// to the first and last); 0 without dvfs points.
   double voltageAt(double frequencyHz) const;
@@ -174,6 +177,11 @@ struct GovernorConfig {
   double windowS = 0.0;        ///< power is averaged over this window
   double responseTimeS = 0.0;  ///< decision period
   double hysteresis = 0.0;     ///< raise the clock only when predicted power < cap x (1 - hysteresis)
+
+  /// Whether it drives a chip of `chip`'s type: it is configured and the type has two dvfs points.
+  bool drives(const ChipEnergyConfig& chip) const { return kind != GovernorKind::kNone && chip.dvfs.size() >= 2; }
+  /// The cap it holds a chip rated `ratedW` under.
+  double capW(double ratedW) const { return kind == GovernorKind::kCapRated ? ratedW : targetW; }
 
   static const config::Schema<GovernorConfig>& schema();
 };

@@ -24,7 +24,7 @@ PowerMonitor::PowerMonitor(const PowerManagementConfig& config, const std::vecto
 }
 
 bool PowerMonitor::governed(const ChipPower& chip) const {
-  return m_config.governor.kind != GovernorKind::kNone && chip.points().size() >= 2;
+  return m_config.governor.drives(chip.energy());
 }
 
 void PowerMonitor::setMirrors(std::vector<int> mirrorOf) {

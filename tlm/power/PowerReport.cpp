@@ -139,7 +139,7 @@ Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& wa
   Json j;
   const GovernorConfig& g = m_config.governor;
   const bool isGoverned = governed(chip);
-  const double capW = g.kind == GovernorKind::kCapRated ? chip.ratedW() : g.targetW;
+  const double capW = g.capW(chip.ratedW());
   j["governor"] = !isGoverned ? "none" : g.kind == GovernorKind::kCapRated ? "cap_rated" : "cap_target";
   j["cap_w"] = isGoverned ? Json(capW) : Json(nullptr);
   const std::vector<double> times = chip.timeAtPoints(endS);
