@@ -158,30 +158,27 @@ TEST(CalibratePowerCli, FitsTheNamedConstantsOnTheTrainingPointsAndPredictsTheRe
   EXPECT_EQ(predicted, 2);
   EXPECT_FALSE(c["chip_file_holds_fit"].get<bool>()) << "made-up measurements move the shipped values";
 
-  // Bad input: a training set over half the points, an unknown key, a tie to a constant not fitted.
-  std::string tooMany = std::string(kDataset) + kPowerFit;
-  tooMany.replace(tooMany.find("[idle, computing]"), 17, "[idle, computing, half]");
-  writeFile(dir.file("many.yaml"), tooMany);
-  ProcessResult bad = runScoville({"calibrate-power", dir.file("many.yaml"), "--out", dir.file("x"), "--no-plot"});
+  // Bad input, each the dataset with one edit: a training set over half the points, an unknown key,
+  // a tie to a constant not fitted, a wrong unit.
+  const auto calibrateEdited = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string text = std::string(kDataset) + kPowerFit;
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    writeFile(dir.file(name), text);
+    return runScoville({"calibrate-power", dir.file(name), "--out", dir.file("x"), "--no-plot"});
+  };
+  ProcessResult bad = calibrateEdited("many.yaml", "[idle, computing]", "[idle, computing, half]");
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("at most half"), std::string::npos) << bad.err;
-  std::string unknown = std::string(kDataset) + kPowerFit;
-  unknown.replace(unknown.find("key: uncore"), 11, "key: uncorr");
-  writeFile(dir.file("unknown.yaml"), unknown);
-  bad = runScoville({"calibrate-power", dir.file("unknown.yaml"), "--out", dir.file("x"), "--no-plot"});
+  bad = calibrateEdited("unknown.yaml", "key: uncore", "key: uncorr");
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("uncorr"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("unknown.yaml"), std::string::npos) << bad.err;
-  std::string untied = std::string(kDataset) + kPowerFit;
-  untied.replace(untied.find("to: tensor_core.energy_per_flop.fp8"), 35, "to: floor");
-  writeFile(dir.file("untied.yaml"), untied);
-  bad = runScoville({"calibrate-power", dir.file("untied.yaml"), "--out", dir.file("x"), "--no-plot"});
+  bad = calibrateEdited("untied.yaml", "to: tensor_core.energy_per_flop.fp8", "to: floor");
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("not one of the fitted"), std::string::npos) << bad.err;
-  std::string badUnit = std::string(kDataset) + kPowerFit;
-  badUnit.replace(badUnit.find("max: 60 W"), 9, "max: 60 J");
-  writeFile(dir.file("unit.yaml"), badUnit);
-  bad = runScoville({"calibrate-power", dir.file("unit.yaml"), "--out", dir.file("x"), "--no-plot"});
+  bad = calibrateEdited("unit.yaml", "max: 60 W", "max: 60 J");
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("expected a power"), std::string::npos) << bad.err;
   // A dataset without a power_fit has nothing to calibrate.
