@@ -14,7 +14,7 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/MemoryController.h"
+#include "hw/dram/MemoryController.h"
 #include "hw/Sram.h"
 #include "hw/TensorCore.h"
 #include "hw/VectorUnit.h"

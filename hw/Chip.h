@@ -8,7 +8,7 @@
 
 #include "hw/ChipConfig.h"
 #include "hw/ChipInterconnect.h"
-#include "hw/MemoryController.h"
+#include "hw/dram/MemoryController.h"
 #include "hw/Sram.h"
 #include "hw/TensorCore.h"
 #include "hw/VectorUnit.h"

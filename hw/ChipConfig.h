@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "hw/MemoryControllerConfig.h"
+#include "hw/dram/MemoryControllerConfig.h"
 #include "hw/TensorCoreConfig.h"
 #include "hw/VectorUnitConfig.h"
 #include "hw/network/NetworkConfig.h"

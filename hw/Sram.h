@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hw/ChipConfig.h"
-#include "hw/DramChannel.h"
+#include "hw/dram/DramChannel.h"
 #include "hw/TimedTarget.h"
 #include "tlm/stats/StatsGroup.h"
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/Chip.h"
-#include "hw/MemoryController.h"
+#include "hw/dram/MemoryController.h"
 #include "test/support/Elaboration.h"
 #include "test/support/Shipped.h"
 #include "test/support/TrafficGenerator.h"

@@ -3,8 +3,8 @@
 #include <numeric>
 #include <random>
 
-#include "hw/DramChannel.h"
-#include "hw/MemoryController.h"
+#include "hw/dram/DramChannel.h"
+#include "hw/dram/MemoryController.h"
 #include "hw/TensorCore.h"
 #include "tlm/config/Loader.h"
 

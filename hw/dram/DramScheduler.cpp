@@ -1,4 +1,4 @@
-#include "hw/DramScheduler.h"
+#include "hw/dram/DramScheduler.h"
 
 #include <stdexcept>
 #include <utility>

@@ -31,10 +31,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/DramChannel.h"
-#include "hw/DramScheduler.h"
-#include "hw/MemoryControllerConfig.h"
 #include "hw/TimedTarget.h"
+#include "hw/dram/DramChannel.h"
+#include "hw/dram/DramScheduler.h"
+#include "hw/dram/MemoryControllerConfig.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::hw {

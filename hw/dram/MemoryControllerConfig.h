@@ -2,23 +2,26 @@
 
 #include <string>
 
+#include "hw/dram/AddressDecoder.h"
 #include "tlm/config/Schema.h"
 
 namespace scoville::hw {
 
 /// DRAM timing parameters of one (pseudo-)channel, in seconds.
 struct DramTimingConfig {
-  double tRCD = 0.0;   ///< ACT to column command
-  double tRP = 0.0;    ///< PRE to ACT (same bank)
-  double tCL = 0.0;    ///< column command to first data
-  double tRAS = 0.0;   ///< ACT to PRE (same bank); tRC = tRAS + tRP
-  double tRRDs = 0.0;  ///< ACT to ACT, different bank groups
-  double tRRDl = 0.0;  ///< ACT to ACT, same bank group
-  double tFAW = 0.0;   ///< window holding at most four ACTs
-  double tWTR = 0.0;   ///< end of write data to read command (turnaround)
-  double tRTW = 0.0;   ///< read to write turnaround on the data bus
-  double tREFI = 0.0;  ///< refresh interval
-  double tRFC = 0.0;   ///< all-bank refresh time: the channel is blocked
+  double tRCD = 0.0;    ///< ACT to column command
+  double tRP = 0.0;     ///< PRE to ACT (same bank)
+  double tCL = 0.0;     ///< column command to first data
+  double tRAS = 0.0;    ///< ACT to PRE (same bank); tRC = tRAS + tRP
+  double tRRDs = 0.0;   ///< ACT to ACT, different bank groups
+  double tRRDl = 0.0;   ///< ACT to ACT, same bank group
+  double tFAW = 0.0;    ///< window holding at most four ACTs
+  double tWTR = 0.0;    ///< end of write data to read command (turnaround)
+  double tRTW = 0.0;    ///< read to write turnaround on the data bus
+  double tREFI = 0.0;   ///< refresh interval
+  double tRFC = 0.0;    ///< all-bank refresh time: the channel is blocked
+  double tRFCpb = 0.0;  ///< per-bank refresh time (0: not given; needed by per_bank refresh)
+  double tRFCsb = 0.0;  ///< same-bank refresh time (0: not given; needed by same_bank refresh)
 
   static const config::Schema<DramTimingConfig>& schema();
 };
@@ -36,7 +39,10 @@ struct MemoryControllerConfig {
   double controllerLatencyS = 0.0;  ///< controller + PHY pipeline, paid per request, overlapped
   DramTimingConfig timing;
   std::string scheduler;  ///< DramScheduler implementation name (see DramScheduler.h)
-  int queueDepth = 0;     ///< requests the controller accepts before it stops granting END_REQ (AT)
+  AddressMapping addressMapping = AddressMapping::kBankGroupInterleaved;  ///< see AddressDecoder.h
+  std::string pagePolicy = "open";   ///< PagePolicy implementation name (see BankMachine.h)
+  std::string refresh = "all_bank";  ///< RefreshPolicy implementation name (see RefreshPolicy.h)
+  int queueDepth = 0;                ///< requests the controller accepts before it stops granting END_REQ (AT)
   /// Pseudo-channels timed as one (see MemoryController.h): 1 times every channel on its own.
   int lockstepChannels = 1;
 

@@ -1,4 +1,4 @@
-#include "hw/MemoryController.h"
+#include "hw/dram/MemoryController.h"
 
 #include <algorithm>
 

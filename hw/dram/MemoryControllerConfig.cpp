@@ -1,8 +1,10 @@
-#include "hw/MemoryControllerConfig.h"
+#include "hw/dram/MemoryControllerConfig.h"
 
 #include <cmath>
 
-#include "hw/DramScheduler.h"
+#include "hw/dram/BankMachine.h"
+#include "hw/dram/DramScheduler.h"
+#include "hw/dram/RefreshPolicy.h"
 
 namespace scoville::hw {
 
@@ -33,6 +35,11 @@ const Schema<DramTimingConfig>& DramTimingConfig::schema() {
           .quantity("t_rtw", &T::tRTW, dim::kTime, required(), nonNegative(), "read-to-write turnaround")
           .quantity("t_refi", &T::tREFI, dim::kTime, required(), positive(), "refresh interval")
           .quantity("t_rfc", &T::tRFC, dim::kTime, required(), positive(), "refresh cycle time (channel blocked)")
+          .quantity("t_rfc_pb", &T::tRFCpb, dim::kTime, optional("0 s"), nonNegative(),
+                    "per-bank refresh cycle time (the bank blocked); 0: not given (per_bank refresh needs it)")
+          .quantity("t_rfc_sb", &T::tRFCsb, dim::kTime, optional("0 s"), nonNegative(),
+                    "same-bank refresh cycle time (one bank per group blocked); 0: not given (same_bank refresh "
+                    "needs it)")
           .rule("t_rfc", "t_rfc must be shorter than t_refi", [](const T& t) { return t.tRFC < t.tREFI; })
           .rule("t_rrd_l", "t_rrd_l must be at least t_rrd_s", [](const T& t) { return t.tRRDl >= t.tRRDs; });
   return s;
@@ -61,6 +68,17 @@ const Schema<MemoryControllerConfig>& MemoryControllerConfig::schema() {
           .implementation("scheduler", &T::scheduler, dramSchedulerNames(), optional("{impl: frfcfs}"),
                           "channel queue scheduling in approximately-timed mode (loosely-timed serves in call "
                           "order): fcfs oldest first; frfcfs oldest row hit first, else oldest")
+          .choice("address_mapping", &T::addressMapping, addressMappingNames(), optional("bank_group_interleaved"),
+                  "how a channel's pages map to banks: bank_group_interleaved (consecutive pages rotate over the "
+                  "banks and bank groups), bank_interleaved (over the banks of one group first), bank_sequential "
+                  "(a bank's rows first: streams stay in one bank); see hw/dram/AddressDecoder.h")
+          .implementation("page_policy", &T::pagePolicy, pagePolicyNames(), optional("{impl: open}"),
+                          "row-buffer policy: open (rows stay open until a conflict or refresh), closed "
+                          "(auto-precharge after every access), adaptive (a 2-bit predictor per bank)")
+          .implementation("refresh", &T::refresh, refreshPolicyNames(), optional("{impl: all_bank}"),
+                          "refresh: all_bank (the channel stops for t_rfc every t_refi), per_bank (each bank "
+                          "once per t_refi for t_rfc_pb, the others go on), same_bank (one bank of every group "
+                          "for t_rfc_sb)")
           .integer("queue_depth", &T::queueDepth, optional("64"), between(1, 65536),
                    "requests in flight before the controller applies backpressure (approximately-timed mode)")
           .integer("lockstep_channels", &T::lockstepChannels, optional("1"), between(1, 4096),
@@ -69,6 +87,16 @@ const Schema<MemoryControllerConfig>& MemoryControllerConfig::schema() {
                    "banks and timings, refreshed together: exact for streams spread evenly over the "
                    "channels, and coarser for small scattered accesses (activations and refreshes per "
                    "group; see docs/performance.md)")
+          .rule("refresh", "per_bank refresh needs timing.t_rfc_pb (shorter than t_refi / banks)",
+                [](const T& c) {
+                  return c.refresh != "per_bank" ||
+                         (c.timing.tRFCpb > 0 && c.timing.tRFCpb < c.timing.tREFI / c.banks());
+                })
+          .rule("refresh", "same_bank refresh needs timing.t_rfc_sb (shorter than t_refi / banks_per_group)",
+                [](const T& c) {
+                  return c.refresh != "same_bank" ||
+                         (c.timing.tRFCsb > 0 && c.timing.tRFCsb < c.timing.tREFI / c.banksPerGroup);
+                })
           .rule("lockstep_channels", "lockstep_channels must divide channels",
                 [](const T& c) { return c.channels % c.lockstepChannels == 0; })
           .rule("interleave", "interleave must be a power of two number of bytes",
