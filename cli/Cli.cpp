@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "cli/Commands.h"
+#include "cli/MemoryBench.h"
 #include "hw/ChipConfig.h"
 #include "platforms/PlatformConfig.h"
 #include "tlm/config/ConfigError.h"
@@ -30,6 +31,7 @@ commands:
   validate         run a validation dataset and compare with its measurements (MAPE per metric)
   kernels          run a kernel microbenchmark dataset on a platform's chip and compare time and power
   calibrate-power  fit a chip type's energy constants on a kernel dataset's measured power
+  memory           drive one HBM controller configuration with a traffic generator (bandwidth, latency, energy)
   platform show    print a platform's units and totals
   config-docs      print the configuration reference (Markdown; docs/config.md)
 
@@ -56,7 +58,8 @@ int configDocsCommand(const Args& args, std::ostream& out) {
       << "Unknown keys, missing units and out-of-range values are errors.\n\n";
   config::writeMarkdown(out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(),
                               &workload::ScenarioConfig::schema(), &workload::SoftwareStackConfig::schema(),
-                              &workload::ValidationDataset::schema(), &workload::KernelDataset::schema()});
+                              &workload::ValidationDataset::schema(), &workload::KernelDataset::schema(),
+                              &MemoryPart::schema()});
   return kExitOk;
 }
 
@@ -79,6 +82,7 @@ int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (command == "validate") return validateCommand(args, out);
     if (command == "kernels") return kernelsCommand(args, out);
     if (command == "calibrate-power") return calibratePowerCommand(args, out);
+    if (command == "memory") return memoryCommand(args, out);
     if (command == "report") return reportCommand(args, out);
     if (command == "config-docs") return configDocsCommand(args, out);
     if (command == "platform") {

@@ -32,6 +32,7 @@ int reportCommand(const Args& args, std::ostream& out);
 int validateCommand(const Args& args, std::ostream& out);
 int kernelsCommand(const Args& args, std::ostream& out);
 int calibratePowerCommand(const Args& args, std::ostream& out);
+int memoryCommand(const Args& args, std::ostream& out);
 
 /// Entry point: dispatches argv[1] to a subcommand and maps exceptions to exit codes.
 int runMain(int argc, char** argv, std::ostream& out, std::ostream& err);

@@ -95,6 +95,29 @@ sc_core::sc_time InitiatorPort::await(const ::tlm::tlm_generic_payload& payload)
   return at;
 }
 
+const ::tlm::tlm_generic_payload* InitiatorPort::awaitAny(sc_core::sc_time& at) {
+  if (m_responses.empty()) throw std::logic_error(std::string(name()) + ": awaitAny() with nothing in flight");
+  for (;;) {
+    auto best = m_responses.end();
+    for (auto it = m_responses.begin(); it != m_responses.end(); ++it) {
+      if (it->second.known && (best == m_responses.end() || it->second.at < best->second.at)) best = it;
+    }
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (best != m_responses.end() && best->second.at <= now) {
+      const ::tlm::tlm_generic_payload* payload = best->first;
+      at = best->second.at;
+      m_responses.erase(best);
+      return payload;
+    }
+    // A response learnt while waiting may come in earlier than the best known one.
+    if (best != m_responses.end()) {
+      wait(best->second.at - now, m_responseKnown);
+    } else {
+      wait(m_responseKnown);
+    }
+  }
+}
+
 void InitiatorPort::endRequest(const ::tlm::tlm_generic_payload& payload, const sc_core::sc_time& delay) {
   if (m_requestPayload == &payload) {
     m_requestPayload = nullptr;

@@ -43,6 +43,10 @@ class InitiatorPort : public sc_core::sc_module {
   /// Blocks the calling thread until the response to `payload` (issued by send()) is in; returns
   /// the time it came in.
   sc_core::sc_time await(const ::tlm::tlm_generic_payload& payload);
+  /// Blocks the calling thread until the earliest response of those issued by send() is in (in
+  /// any order of sending); returns its payload and stores when it came in. Needs a payload in
+  /// flight.
+  const ::tlm::tlm_generic_payload* awaitAny(sc_core::sc_time& at);
   /// LT: yields until local time has caught up (no-op in AT).
   void sync();
   /// Current time including the LT local offset.
