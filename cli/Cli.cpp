@@ -4,6 +4,7 @@
 
 #include "cli/Commands.h"
 #include "cli/MemoryBench.h"
+#include "cli/RunRequest.h"
 #include "hw/ChipConfig.h"
 #include "platforms/PlatformConfig.h"
 #include "tlm/config/ConfigError.h"
@@ -76,7 +77,7 @@ int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
     const std::string command = args[0];
     args.erase(args.begin());
-    if (command == "run") return runCommand(args, out);
+    if (command == kRunCommandName) return runCommand(args, out);
     if (command == "sweep") return sweepCommand(args, out);
     if (command == "merge") return mergeCommand(args, out);
     if (command == "validate") return validateCommand(args, out);

@@ -27,6 +27,18 @@ void addInputOptions(po::options_description& description, InputOptions& options
       "(repeatable; index lists with [i]), e.g. --set platform.chip_types[0].hbm.bandwidth=\"8 TB/s\"");
 }
 
+std::vector<std::string> inputArgs(const InputOptions& options, bool withWorkload) {
+  std::vector<std::string> args{"--platform", options.platform};
+  if (withWorkload) args.insert(args.end(), {"--model", options.model, "--scenario", options.scenario});
+  return args;
+}
+
+std::vector<std::string> overrideArgs(const InputOptions& options) {
+  std::vector<std::string> args;
+  for (const std::string& set : options.sets) args.insert(args.end(), {"--set", set});
+  return args;
+}
+
 Inputs loadInputs(const InputOptions& options, bool withWorkload) {
   std::vector<std::string> roots{"platform"};
   if (withWorkload) {

@@ -31,6 +31,13 @@ struct InputOptions {
 void addInputOptions(boost::program_options::options_description& description, InputOptions& options,
                      bool withWorkload);
 
+/// The arguments that give addInputOptions' --platform, --model and --scenario (as requested) the
+/// values of `options`, in that order. The --set options are overrideArgs'.
+std::vector<std::string> inputArgs(const InputOptions& options, bool withWorkload);
+
+/// The --set arguments of `options.sets`, in order.
+std::vector<std::string> overrideArgs(const InputOptions& options);
+
 struct Inputs {
   platform::PlatformConfig platform;
   workload::ModelConfig model;

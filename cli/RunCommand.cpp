@@ -15,6 +15,7 @@
 #include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
 #include "cli/RunCsv.h"
+#include "cli/RunRequest.h"
 #include "cli/ServingReport.h"
 #include "cli/Waveforms.h"
 #include "hw/rtl/MacArrayModel.h"
@@ -36,22 +37,6 @@ namespace scoville::cli {
 
 namespace {
 
-struct RunOptions {
-  InputOptions inputs;
-  std::string out = "scoville-out";
-  uint64_t seed = 1;
-  std::string timing = "lt";
-  bool quiet = false;
-  bool verbose = false;
-  bool exactAllChips = false;
-  std::string trace;                   ///< Perfetto / Chrome trace file ("": none)
-  std::string traceStart = "0 s";      ///< its window's start
-  std::string traceDuration = "1 ms";  ///< and length
-  std::string vcd;                     ///< VCD waveform file ("": none)
-  std::string rtlVcd;                  ///< VCD of the RTL blocks' pins and registers ("": none)
-  std::string vcdInterval = "1 us";    ///< its sample interval
-};
-
 /// At most this many samples per waveform (a bound on the VCD's size and on memory).
 constexpr double kMaxVcdSamples = 2e6;
 
@@ -71,7 +56,7 @@ void prepareDirectoryOf(const std::string& file) {
 }
 
 /// The trace window from --trace-start and --trace-duration.
-tlm::ChromeTraceOptions traceOptions(const RunOptions& options) {
+tlm::ChromeTraceOptions traceOptions(const RunRequest& options) {
   tlm::ChromeTraceOptions trace;
   trace.startS = timeOption("--trace-start", options.traceStart);
   const double duration = timeOption("--trace-duration", options.traceDuration);
@@ -347,35 +332,10 @@ int runCommand(const Args& args, std::ostream& out) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (std::to_string(::getppid()) != sweep) throw SimulationError("the sweep that started this run has ended");
   }
-  RunOptions options;
+  RunRequest options;
   po::options_description description("scoville run: simulate a model and scenario on a platform");
   description.add_options()("help,h", "show this help");
-  addInputOptions(description, options.inputs, true);
-  description.add_options()("out,o", po::value(&options.out)->default_value(options.out),
-                            "output directory; report.json is written there")(
-      "seed", po::value(&options.seed)->default_value(options.seed), "random seed (recorded in the report)")(
-      "timing", po::value(&options.timing)->default_value(options.timing),
-      "timing mode: lt (loosely timed, b_transport + quantum keeper: fast) or at (approximately timed, "
-      "4-phase nb_transport: queues, scheduling policies, backpressure)")(
-      "exact-all-chips", po::bool_switch(&options.exactAllChips),
-      "serving: simulate every chip's memory and compute, also on tensor-parallel ranks that provably repeat "
-      "their rank 0 (which otherwise mirror it: same results, less wall time)")(
-      "trace", po::value(&options.trace),
-      "write a Perfetto / Chrome trace (JSON) of every unit's transactions in the window to FILE "
-      "(open it in ui.perfetto.dev)")("trace-start", po::value(&options.traceStart)->default_value(options.traceStart),
-                                      "the trace window's start (simulated time, e.g. '20 ms')")(
-      "trace-duration", po::value(&options.traceDuration)->default_value(options.traceDuration),
-      "the trace window's length")(
-      "vcd", po::value(&options.vcd),
-      "write VCD waveforms (per chip: unit utilisations, HBM bandwidth and requests in flight, fabric bytes/s, "
-      "power, core clock; the platform's power and requests in flight) over the trace window to FILE (GTKWave)")(
-      "vcd-interval", po::value(&options.vcdInterval)->default_value(options.vcdInterval),
-      "the waveforms' sample interval")(
-      "rtl-vcd", po::value(&options.rtlVcd),
-      "write the RTL co-simulation's waveforms (the Verilated blocks' ports and registers at every clock edge in "
-      "the trace window) to FILE (GTKWave); needs a tensor core with impl rtl or lockstep (docs/cosim.md)")(
-      "quiet,q", po::bool_switch(&options.quiet), "print only errors")("verbose,v", po::bool_switch(&options.verbose),
-                                                                       "print the resolved inputs too");
+  options.addOptions(description);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(description).run(), vm);
   if (vm.count("help")) {
@@ -383,7 +343,7 @@ int runCommand(const Args& args, std::ostream& out) {
     return kExitOk;
   }
   po::notify(vm);
-  if (options.quiet && options.verbose) throw po::error("--quiet and --verbose exclude each other");
+  options.check();
 
   const tlm::TimingMode mode = parseTimingMode(options.timing);
 

@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "cli/ReportWriter.h"
+#include "cli/RunReport.h"
 #include "tlm/config/ConfigError.h"
 
 extern char** environ;
@@ -156,17 +156,14 @@ std::vector<Point> expandGrid(const Spec& spec, const std::function<std::size_t(
   return points;
 }
 
-std::vector<std::string> runArguments(const Spec& spec, const Point& point, const std::string& pointDir) {
-  std::vector<std::string> args{"run",         "--platform", point.platform,
-                                "--model",     spec.model,   "--scenario",
-                                spec.scenario, "--seed",     std::to_string(spec.seed),
-                                "--timing",    spec.timing,  "--out",
-                                pointDir,      "--quiet"};
-  for (const std::string& set : point.sets) {
-    args.push_back("--set");
-    args.push_back(set);
-  }
-  return args;
+RunRequest runRequest(const Spec& spec, const Point& point, const std::string& pointDir) {
+  RunRequest request;
+  request.inputs = InputOptions{point.platform, spec.model, spec.scenario, point.sets};
+  request.seed = spec.seed;
+  request.timing = spec.timing;
+  request.out = pointDir;
+  request.quiet = true;
+  return request;
 }
 
 nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& points, const std::string& outDir) {
@@ -183,7 +180,7 @@ nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& poin
                     {"coordinates", coordinates},
                     {"sets", point.sets},
                     {"dir", dir},
-                    {"run_args", runArguments(spec, point, (fs::path(outDir) / dir).string())}});
+                    {"run_args", runRequest(spec, point, (fs::path(outDir) / dir).string()).commandLine()}});
   }
   return {{"schema_version", kManifestSchemaVersion},
           {"generator", {{"name", "scoville"}, {"version", SCOVILLE_VERSION}}},
@@ -198,34 +195,7 @@ nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& poin
 }
 
 std::string staleReason(const Spec& spec, const Point& point, const std::string& reportPath) {
-  if (!fs::exists(reportPath)) return "no report yet";
-  nlohmann::json report;
-  try {
-    std::ifstream in(reportPath);
-    report = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    return fmt::format("its report does not parse ({})", e.what());
-  }
-  try {
-    if (report.at("schema_version").get<int>() != kReportSchemaVersion) return "its report has another schema version";
-    if (report.at("generator").at("version").get<std::string>() != SCOVILLE_VERSION) {
-      return fmt::format("its report is from scoville {}", report["generator"]["version"].get<std::string>());
-    }
-    const nlohmann::json& inputs = report.at("inputs");
-    if (inputs.at("platform").at("given_as").get<std::string>() != point.platform) return "another platform";
-    if (inputs.at("model").at("given_as").get<std::string>() != spec.model) return "another model";
-    if (inputs.at("scenario").at("given_as").get<std::string>() != spec.scenario) return "another scenario";
-    if (inputs.at("seed").get<uint64_t>() != spec.seed) return "another seed";
-    if (inputs.at("timing").get<std::string>() != spec.timing) return "another timing mode";
-    std::vector<std::string> sets = point.sets;
-    std::sort(sets.begin(), sets.end());
-    sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
-    if (inputs.at("overrides").get<std::vector<std::string>>() != sets) return "other overrides";
-    if (!report.at("results").is_object()) return "its report has no results";
-  } catch (const std::exception& e) {
-    return fmt::format("its report is incomplete ({})", e.what());
-  }
-  return "";
+  return reportMismatch(runRequest(spec, point, ""), reportPath);
 }
 
 Argv::Argv(const std::string& executable, const std::vector<std::string>& args) : m_strings{executable} {

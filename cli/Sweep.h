@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/RunRequest.h"
+
 namespace scoville::cli::sweep {
 
 /// Version of sweep.json's layout. Bump on any incompatible change.
@@ -59,14 +61,16 @@ std::vector<std::string> axisSets(const std::string& axis, const std::string& va
 /// The grid in sweep order. `chipTypesOf(platform)` gives a platform's number of chip types.
 std::vector<Point> expandGrid(const Spec& spec, const std::function<std::size_t(const std::string&)>& chipTypesOf);
 
-/// argv (after the executable) of the `scoville run` that computes `point` into `pointDir`.
-std::vector<std::string> runArguments(const Spec& spec, const Point& point, const std::string& pointDir);
+/// The `scoville run` that computes `point` into `pointDir` (quiet; its commandLine() is the
+/// child's argv after the executable).
+RunRequest runRequest(const Spec& spec, const Point& point, const std::string& pointDir);
 
 /// sweep.json: the spec, and every point with its id, coordinates and run arguments.
 nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& points, const std::string& outDir);
 
-/// Why the report at `reportPath` cannot stand for `point` ("" when it can): missing, unreadable,
-/// another schema or version, or other inputs (platform, model, scenario, overrides, seed, timing).
+/// Why the report at `reportPath` cannot stand for `point` ("" when it can): reportMismatch
+/// (cli/RunReport.h) against the point's runRequest: missing, unreadable, another schema or
+/// version, or other inputs (platform, model, scenario, overrides, seed, timing).
 std::string staleReason(const Spec& spec, const Point& point, const std::string& reportPath);
 
 /// Child processes, each with stdout and stderr in a log file and stdin from /dev/null.

@@ -421,7 +421,8 @@ int sweepCommand(const Args& args, std::ostream& out) {
       const fs::path dir = fs::path(options.out) / "points" / point.id;
       fs::remove_all(dir);  // leftovers of a killed run
       fs::create_directories(dir);
-      const pid_t pid = pool.spawn(self, sweep::runArguments(spec, point, dir.string()), (dir / "run.log").string());
+      const pid_t pid =
+          pool.spawn(self, sweep::runRequest(spec, point, dir.string()).commandLine(), (dir / "run.log").string());
       running[pid] = {point.index, elapsed()};
     }
     progress.bar(pool.running(), elapsed(), finishedHere, todo.size() - finishedHere);

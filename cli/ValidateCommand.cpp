@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -22,6 +21,7 @@
 #include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
 #include "cli/Sweep.h"
+#include "cli/ValidationRun.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
 #include "workloads/Validation.h"
@@ -54,9 +54,9 @@ std::string formatNumber(double v) {
 }
 
 /// Compares `report` with the point's measurements; fills `outcome` (failed when a metric is missing).
-void compareWithReport(const workload::ValidationPoint& point, const nlohmann::json& report, PointOutcome& outcome) {
+void compareWithReport(const workload::ValidationPoint& point, const RunReport& report, PointOutcome& outcome) {
   for (const workload::MeasuredMetric& m : point.metrics) {
-    const std::optional<double> simulated = workload::simulatedMetric(report, m);
+    const std::optional<double> simulated = simulatedMetric(report, m);
     const std::string name = workload::validationMetricName(m.metric);
     if (!simulated) {
       outcome.status = "failed";
@@ -123,7 +123,7 @@ int validateCommand(const Args& args, std::ostream& out) {
       const fs::path dir = fs::path(outDir) / "points" / p.id;
       fs::remove_all(dir);
       fs::create_directories(dir);
-      running[pool.spawn(self, workload::validationRunArguments(p, dir.string()), (dir / "run.log").string())] = {
+      running[pool.spawn(self, validationRunRequest(p, dir.string()).commandLine(), (dir / "run.log").string())] = {
           todo[next], std::chrono::steady_clock::now()};
       ++next;
     }
@@ -139,8 +139,7 @@ int validateCommand(const Args& args, std::ostream& out) {
       o.status = "failed";
       o.reason = fmt::format("exit code {}: {}", ended->second, sweep::tailOfFile((dir / "run.log").string(), 3));
     } else {
-      std::ifstream in(dir / "report.json");
-      compareWithReport(p, nlohmann::json::parse(in, nullptr, false), o);
+      compareWithReport(p, RunReport::read((dir / "report.json").string()), o);
     }
     if (!quiet) {
       out << fmt::format("{}: {} in {:.1f} s{}\n", p.id, o.status, o.wallS,

@@ -168,53 +168,6 @@ ValidationDataset loadValidationDataset(const std::string& file) {
   return ValidationDataset::schema().parse(config::loadConfigFile("validation", file));
 }
 
-std::vector<std::string> validationRunArguments(const ValidationPoint& p, const std::string& outDir) {
-  std::vector<std::string> args = {"run", "-q", "-p", p.platform, "-m", p.model, "-s", p.scenario, "--out", outDir};
-  const auto set = [&](const std::string& option) {
-    args.push_back("--set");
-    args.push_back(option);
-  };
-  if (p.gpus > 0) set(fmt::format("platform.chips[0].count={}", p.gpus));
-  set(fmt::format("platform.placement.tp={}", p.tp));
-  set(fmt::format("platform.placement.pp={}", p.pp));
-  set(fmt::format("platform.placement.dp={}", p.dp));
-  set(fmt::format("platform.placement.ep={}", p.ep));
-  if (p.isl > 0) set(fmt::format("scenario.input_tokens={}", p.isl));
-  if (p.osl > 0) set(fmt::format("scenario.output_tokens={}", p.osl));
-  set("scenario.load.impl=closed_loop");
-  set(fmt::format("scenario.load.concurrency={}", p.concurrency));
-  set(fmt::format("scenario.requests={}", p.requests > 0 ? p.requests : p.concurrency));
-  if (!p.stack.empty()) set("scenario.software_stack=" + p.stack);
-  for (const std::string& s : p.sets) set(s);
-  return args;
-}
-
-std::optional<double> simulatedMetric(const nlohmann::json& report, const MeasuredMetric& m) {
-  const nlohmann::json* node = &report;
-  const auto at = [&](std::initializer_list<const char*> path) -> std::optional<double> {
-    node = &report;
-    for (const char* key : path) {
-      if (!node->is_object() || !node->contains(key)) return std::nullopt;
-      node = &(*node)[key];
-    }
-    if (!node->is_number()) return std::nullopt;
-    return node->get<double>();
-  };
-  const std::string stat = m.statistic.empty() ? "median" : m.statistic;
-  const std::string tpot = stat + "_tpot", ttft = stat + "_ttft", e2el = stat + "_e2el", intvty = stat + "_intvty";
-  switch (m.metric) {
-    case ValidationMetric::kOutputThroughputPerGpu:
-      return at({"results", "metrics", "inferencex", "output_tput_per_gpu"});
-    case ValidationMetric::kThroughputPerGpu: return at({"results", "metrics", "inferencex", "tput_per_gpu"});
-    case ValidationMetric::kTpot: return at({"results", "metrics", "inferencex", tpot.c_str()});
-    case ValidationMetric::kTtft: return at({"results", "metrics", "inferencex", ttft.c_str()});
-    case ValidationMetric::kE2el: return at({"results", "metrics", "inferencex", e2el.c_str()});
-    case ValidationMetric::kInteractivity: return at({"results", "metrics", "inferencex", intvty.c_str()});
-    case ValidationMetric::kPowerPerGpu: return at({"power", "serving", "average_power_per_chip_w"});
-  }
-  return std::nullopt;
-}
-
 std::map<std::string, MetricSummary> summarize(const std::vector<MetricComparison>& comparisons) {
   std::map<std::string, MetricSummary> out;
   for (const MetricComparison& c : comparisons) {

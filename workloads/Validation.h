@@ -1,13 +1,12 @@
 #pragma once
 // Validation datasets: measured serving results of real systems (hardware, GPU count,
-// parallelism, framework, ISL/OSL, load, metrics, source) and how each maps onto a Scoville run,
-// plus the comparison of a run's report against the measurement. Pure C++: `scoville validate`
-// (cli/ValidateCommand.cpp) runs the points, one process each. Format: docs/validation.md.
+// parallelism, framework, ISL/OSL, load, metrics, source) with the run each stands for, and the
+// statistics of the comparison. Pure data: `scoville validate` (cli/ValidateCommand.cpp) turns a
+// point into a run and reads the simulated values from its report (cli/ValidationRun.h), one
+// process per point. Format: docs/validation.md.
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,15 +17,15 @@
 
 namespace scoville::workload {
 
-/// A metric a dataset may give, and where a report holds its simulated value.
+/// A metric a dataset may give (cli::simulatedMetric reads its simulated value from a report).
 enum class ValidationMetric {
-  kOutputThroughputPerGpu,  ///< output tokens/s per GPU (results.metrics.inferencex.output_tput_per_gpu)
-  kThroughputPerGpu,        ///< input + output tokens/s per GPU (tput_per_gpu)
-  kTpot,                    ///< time per output token (median_tpot or mean_tpot)
+  kOutputThroughputPerGpu,  ///< output tokens/s per GPU over the measurement window
+  kThroughputPerGpu,        ///< input + output tokens/s per GPU
+  kTpot,                    ///< time per output token (median or mean)
   kTtft,                    ///< time to first token
   kE2el,                    ///< end-to-end latency
-  kInteractivity,           ///< tokens/s per user (median_intvty or mean_intvty)
-  kPowerPerGpu,             ///< average power per chip over the window (power.serving.average_power_per_chip_w)
+  kInteractivity,           ///< tokens/s per user (median or mean)
+  kPowerPerGpu,             ///< average power per chip over the window
 };
 
 /// Stable name of a metric in datasets and results: output_throughput_per_gpu, throughput_per_gpu,
@@ -99,13 +98,6 @@ void checkUniqueIds(const std::vector<T>& items, const config::Node& list, const
 /// Loads and checks a dataset (ConfigError naming the file and key): unique ids, run fields on
 /// every point that is not skipped.
 ValidationDataset loadValidationDataset(const std::string& file);
-
-/// argv (after the executable) of the `scoville run` for `point`, writing into `outDir`.
-std::vector<std::string> validationRunArguments(const ValidationPoint& point, const std::string& outDir);
-
-/// The simulated value of `metric` (`statistic` for latencies) in a `scoville run` report; nothing
-/// when the report lacks it (a decode-step report, or power without a power model).
-std::optional<double> simulatedMetric(const nlohmann::json& report, const MeasuredMetric& metric);
 
 /// One point's comparison: per metric the measured and simulated values and the signed error.
 struct MetricComparison {

@@ -1,10 +1,9 @@
-// Validation datasets (workloads/Validation.h): the format's checks, the run a point maps to, the
-// metrics read from a report and the error summary. The shipped calibration set loads.
+// Validation datasets (workloads/Validation.h): the format's checks and the error summary. The
+// shipped calibration set loads. The run a point maps to and the metrics read from its report are
+// RunRequestTest's and RunReportTest's.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -77,53 +76,7 @@ TEST(ValidationDataset, RejectsWrongUnitsDuplicateIdsMissingRunKeysAndTypos) {
   EXPECT_NO_THROW(parseDataset(kHead + "- id: c\n  source: s\n  hardware: X\n  framework: Y\n  skip: why\n" + ok));
 }
 
-TEST(ValidationDataset, RunArgumentsSetTheChipsParallelismLengthsLoadAndTheExtraSets) {
-  ValidationPoint p;
-  p.platform = "b200-hgx8";
-  p.model = "gpt-oss-120b";
-  p.scenario = "inferencex-8k1k";
-  p.gpus = 2;
-  p.dp = 2;
-  p.ep = 2;
-  p.isl = 8192;
-  p.osl = 1024;
-  p.concurrency = 512;
-  p.sets = {"model.compute_precision=fp8"};
-  p.stack = "trtllm-b200";
-  const std::vector<std::string> args = validationRunArguments(p, "out/x");
-  const auto has = [&](const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); };
-  EXPECT_EQ(args[0], "run");
-  for (const char* a :
-       {"b200-hgx8", "gpt-oss-120b", "inferencex-8k1k", "out/x", "platform.chips[0].count=2", "platform.placement.tp=1",
-        "platform.placement.dp=2", "platform.placement.ep=2", "scenario.input_tokens=8192",
-        "scenario.output_tokens=1024", "scenario.load.concurrency=512", "scenario.requests=512",
-        "model.compute_precision=fp8", "scenario.software_stack=trtllm-b200"}) {
-    EXPECT_TRUE(has(a)) << a;
-  }
-  p.gpus = 0;
-  p.requests = 64;
-  const std::vector<std::string> fewer = validationRunArguments(p, "o");
-  EXPECT_EQ(
-      std::count_if(fewer.begin(), fewer.end(), [](const std::string& a) { return a.rfind("platform.chips", 0) == 0; }),
-      0);
-  EXPECT_NE(std::find(fewer.begin(), fewer.end(), "scenario.requests=64"), fewer.end());
-}
-
-TEST(ValidationDataset, ReadsSimulatedMetricsFromAReportAndSummarisesSignedErrors) {
-  const nlohmann::json report = {
-      {"results",
-       {{"metrics",
-         {{"inferencex",
-           {{"median_tpot", 0.004}, {"mean_tpot", 0.005}, {"output_tput_per_gpu", 100.0}, {"tput_per_gpu", 200.0}}}}}}},
-      {"power", {{"serving", {{"average_power_per_chip_w", 150.0}}}}}};
-  MeasuredMetric tpot{ValidationMetric::kTpot, 4.0, "ms", "median"};
-  EXPECT_DOUBLE_EQ(*simulatedMetric(report, tpot), 0.004);
-  tpot.statistic = "mean";
-  EXPECT_DOUBLE_EQ(*simulatedMetric(report, tpot), 0.005);
-  EXPECT_DOUBLE_EQ(*simulatedMetric(report, MeasuredMetric{ValidationMetric::kPowerPerGpu, 1, "W", ""}), 150.0);
-  EXPECT_FALSE(simulatedMetric(report, MeasuredMetric{ValidationMetric::kTtft, 1, "s", "median"}).has_value());
-  EXPECT_FALSE(simulatedMetric(nlohmann::json::object(), tpot).has_value());
-
+TEST(ValidationDataset, SummarisesSignedErrorsPerMetric) {
   const auto summary = summarize(
       {{"a", "tpot", 1.0, 1.1, 10.0}, {"b", "tpot", 1.0, 0.7, -30.0}, {"a", "power_per_gpu", 100.0, 95.0, -5.0}});
   ASSERT_EQ(summary.size(), 2u);

@@ -1,0 +1,93 @@
+#include "cli/RunRequest.h"
+
+#include <tuple>
+
+namespace po = boost::program_options;
+
+namespace scoville::cli {
+
+namespace {
+
+/// Every field, for comparison.
+auto fields(const RunRequest& r) {
+  return std::tie(r.inputs.platform, r.inputs.model, r.inputs.scenario, r.inputs.sets, r.out, r.seed, r.timing, r.quiet,
+                  r.verbose, r.exactAllChips, r.trace, r.traceStart, r.traceDuration, r.vcd, r.rtlVcd, r.vcdInterval);
+}
+
+}  // namespace
+
+void RunRequest::addOptions(po::options_description& description) {
+  addInputOptions(description, inputs, true);
+  description.add_options()("out,o", po::value(&out)->default_value(out),
+                            "output directory; report.json is written there")(
+      "seed", po::value(&seed)->default_value(seed), "random seed (recorded in the report)")(
+      "timing", po::value(&timing)->default_value(timing),
+      "timing mode: lt (loosely timed, b_transport + quantum keeper: fast) or at (approximately timed, "
+      "4-phase nb_transport: queues, scheduling policies, backpressure)")(
+      "exact-all-chips", po::bool_switch(&exactAllChips),
+      "serving: simulate every chip's memory and compute, also on tensor-parallel ranks that provably repeat "
+      "their rank 0 (which otherwise mirror it: same results, less wall time)")(
+      "trace", po::value(&trace),
+      "write a Perfetto / Chrome trace (JSON) of every unit's transactions in the window to FILE "
+      "(open it in ui.perfetto.dev)")("trace-start", po::value(&traceStart)->default_value(traceStart),
+                                      "the trace window's start (simulated time, e.g. '20 ms')")(
+      "trace-duration", po::value(&traceDuration)->default_value(traceDuration), "the trace window's length")(
+      "vcd", po::value(&vcd),
+      "write VCD waveforms (per chip: unit utilisations, HBM bandwidth and requests in flight, fabric bytes/s, "
+      "power, core clock; the platform's power and requests in flight) over the trace window to FILE (GTKWave)")(
+      "vcd-interval", po::value(&vcdInterval)->default_value(vcdInterval), "the waveforms' sample interval")(
+      "rtl-vcd", po::value(&rtlVcd),
+      "write the RTL co-simulation's waveforms (the Verilated blocks' ports and registers at every clock edge in "
+      "the trace window) to FILE (GTKWave); needs a tensor core with impl rtl or lockstep (docs/cosim.md)")(
+      "quiet,q", po::bool_switch(&quiet), "print only errors")("verbose,v", po::bool_switch(&verbose),
+                                                               "print the resolved inputs too");
+}
+
+RunRequest RunRequest::fromArgs(const std::vector<std::string>& args) {
+  RunRequest request;
+  po::options_description description;
+  request.addOptions(description);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(description).run(), vm);
+  po::notify(vm);
+  request.check();
+  return request;
+}
+
+std::vector<std::string> RunRequest::toArgs() const {
+  const RunRequest defaults;
+  std::vector<std::string> args = inputArgs(inputs, true);
+  args.insert(args.end(), {"--seed", std::to_string(seed), "--timing", timing, "--out", out});
+  if (quiet) args.emplace_back("--quiet");
+  if (verbose) args.emplace_back("--verbose");
+  if (exactAllChips) args.emplace_back("--exact-all-chips");
+  const auto option = [&args](const char* name, const std::string& value, const std::string& unset) {
+    if (value != unset) args.insert(args.end(), {name, value});
+  };
+  option("--trace", trace, defaults.trace);
+  option("--trace-start", traceStart, defaults.traceStart);
+  option("--trace-duration", traceDuration, defaults.traceDuration);
+  option("--vcd", vcd, defaults.vcd);
+  option("--vcd-interval", vcdInterval, defaults.vcdInterval);
+  option("--rtl-vcd", rtlVcd, defaults.rtlVcd);
+  const std::vector<std::string> sets = overrideArgs(inputs);
+  args.insert(args.end(), sets.begin(), sets.end());
+  return args;
+}
+
+std::vector<std::string> RunRequest::commandLine() const {
+  std::vector<std::string> line{kRunCommandName};
+  const std::vector<std::string> args = toArgs();
+  line.insert(line.end(), args.begin(), args.end());
+  return line;
+}
+
+void RunRequest::check() const {
+  if (quiet && verbose) throw po::error("--quiet and --verbose exclude each other");
+}
+
+bool RunRequest::operator==(const RunRequest& other) const {
+  return fields(*this) == fields(other);
+}
+
+}  // namespace scoville::cli

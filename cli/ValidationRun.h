@@ -1,0 +1,26 @@
+#pragma once
+// How `scoville validate` turns a validation point (workload::ValidationPoint, pure data) into a
+// run, and reads the simulated value of a measured metric from that run's report. The run's
+// options come from RunRequest and the report's fields from RunReport, so neither the run
+// command's syntax nor the report's key paths appear here (docs/validation.md).
+
+#include <optional>
+#include <string>
+
+#include "cli/RunReport.h"
+#include "cli/RunRequest.h"
+#include "workloads/Validation.h"
+
+namespace scoville::cli {
+
+/// The quiet `scoville run` that stands for `point`, writing into `outDir`: its platform, model and
+/// scenario, the chips of the first chip group, the parallelism, the lengths, a closed-loop load of
+/// its concurrency, its software stack, then its own `sets`.
+RunRequest validationRunRequest(const workload::ValidationPoint& point, const std::string& outDir);
+
+/// The simulated value of `metric` (its `statistic`, median when empty, for latencies and
+/// interactivity) in `report`, in SI units; nothing when the report lacks it (a decode-step
+/// report, or power without a power model).
+std::optional<double> simulatedMetric(const RunReport& report, const workload::MeasuredMetric& metric);
+
+}  // namespace scoville::cli
