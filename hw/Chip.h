@@ -1,6 +1,6 @@
 #pragma once
 // A chip: tensor core, vector unit, HBM controller and SRAM joined by the on-chip interconnect.
-// Initiators (the workload driver's streams, later KV manager and switch ports) bind to socket().
+// Initiators (the workload driver's streams, the copy engines and switch ports) bind to socket().
 
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// On-chip interconnect: a multi-initiator target socket (driver streams, KV manager, switch
+// On-chip interconnect: a multi-initiator target socket (driver streams, copy engines, switch
 // ports) and one initiator socket per unit. Routing: GEMMs to the tensor core, vector ops to the
 // vector unit, memory and KV ops by address — [kSramBaseAddress, +sram capacity) to the SRAM,
 // everything below to HBM; each unit sees addresses relative to its own window. Every traversal adds the hop latency in

@@ -16,7 +16,7 @@ namespace scoville::tlm {
 enum class OpKind {
   kRead,      ///< memory read of `bytes` at the payload address (weights, activations)
   kWrite,     ///< memory write of `bytes` at the payload address
-  kKvRead,    ///< KV-cache read (a memory read the KV manager accounts separately)
+  kKvRead,    ///< KV-cache read (a memory read that memories account apart from weights)
   kKvAppend,  ///< KV-cache write of newly produced keys and values
   kGemm,      ///< matrix multiply `count` x (M x K) * (K x N) on a tensor core
   kVector,    ///< `elementOps` element operations (norm, softmax, activation) on a vector unit
@@ -61,9 +61,9 @@ struct GemmShape {
   }
 };
 
-/// Set by the initiator (workload driver, KV manager, collective engine) before sending; read-only
-/// for interconnects and targets. A target that forwards a transaction in pieces (KV manager to
-/// memory tiers, switch port to the fabric) issues new payloads of its own rather than editing it.
+/// Set by the initiator (step driver, copy engine, collective group: through tlm::PayloadBuilder)
+/// before sending; read-only for interconnects and targets. A target that forwards a transaction in
+/// pieces (fabric interface to the fabric) issues new payloads of its own rather than editing it.
 class OpExtension : public ::tlm::tlm_extension<OpExtension> {
  public:
   OpKind kind = OpKind::kRead;  ///< routes the payload and selects the target's action

@@ -32,6 +32,8 @@ class PayloadPool : public ::tlm::tlm_mm_interface {
 class PayloadRef {
  public:
   explicit PayloadRef(PayloadPool& pool) : m_payload(&pool.allocate()) {}
+  /// Takes over the reference of a payload allocated with ref count 1 (PayloadBuilder::build).
+  explicit PayloadRef(::tlm::tlm_generic_payload& allocated) : m_payload(&allocated) {}
   ~PayloadRef() { m_payload->release(); }
   PayloadRef(const PayloadRef&) = delete;
   PayloadRef& operator=(const PayloadRef&) = delete;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "tlm/OpExtension.h"
+#include "tlm/PayloadBuilder.h"
 
 namespace scoville::workload {
 
@@ -104,21 +105,14 @@ bool CollectiveGroup::step(Issue&& issue) {
 
 bool CollectiveGroup::transport(int rank, int dst, uint64_t bytes, int shift, uint32_t layer, sc_core::sc_time& latest,
                                 int rotations) {
-  tlm::PayloadRef payload(m_pool);
-  tlm::OpExtension& op = payload.op();
-  op.kind = tlm::OpKind::kSend;
-  op.phase = tlm::LlmPhase::kDecode;
-  op.layer = layer;
-  op.bytes = bytes;
-  op.srcChip = m_chips[static_cast<std::size_t>(rank)];
-  op.dstChip = m_chips[static_cast<std::size_t>(dst)];
-  if (shift > 0) {
-    op.rotation = &m_chips;
-    op.rotationShift = shift;
-    op.rotations = static_cast<uint32_t>(rotations);
-  }
-  payload->set_command(::tlm::TLM_WRITE_COMMAND);
-  payload->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
+  tlm::PayloadBuilder message(tlm::OpKind::kSend);
+  message.phase(tlm::LlmPhase::kDecode)
+      .layer(layer)
+      .bytes(bytes)
+      .chips(m_chips[static_cast<std::size_t>(rank)], m_chips[static_cast<std::size_t>(dst)]);
+  if (shift > 0) message.rotation(&m_chips, shift, static_cast<uint32_t>(rotations));
+  tlm::PayloadRef payload(message.build(m_pool));
+  const tlm::OpExtension& op = payload.op();
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   sockets[static_cast<std::size_t>(rank)]->b_transport(*payload, delay);
   if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {

@@ -1,19 +1,39 @@
 #include "workloads/KvFetcher.h"
 
 #include <fmt/format.h>
-#include <algorithm>
-#include <vector>
 
-#include "tlm/OpExtension.h"
 #include "workloads/StepDriver.h"
 
 namespace scoville::workload {
 
+namespace {
+
+hw::CopyEngineConfig remoteEngine(int donor, tlm::TimingMode mode) {
+  hw::CopyEngineConfig config;
+  config.chunkBytes = KvFetcher::kChunkBytes;
+  if (donor >= 0) config.memoryPort = "donor_memory";
+  config.mode = mode;
+  config.quantum = sc_core::sc_time(StepDriver::kQuantumS, sc_core::SC_SEC);
+  config.links = {"from_donor", "to_donor"};
+  return config;
+}
+
+hw::CopyEngineConfig hostEngine() {
+  hw::CopyEngineConfig config;
+  config.chunkBytes = 0;  // one transfer per access
+  config.links = {"host"};
+  return config;
+}
+
+}  // namespace
+
 KvFetcher::KvFetcher(const sc_core::sc_module_name& name, int chip, int donor, uint64_t donorBase, tlm::TimingMode mode)
     : sc_core::sc_module(name),
-      fromDonor("from_donor"),
-      toDonor("to_donor"),
-      host("host"),
+      m_remote("remote", remoteEngine(donor, mode)),
+      m_host("host_engine", hostEngine()),
+      fromDonor(m_remote.link(0)),
+      toDonor(m_remote.link(1)),
+      host(m_host.link(0)),
       m_chip(chip),
       m_donor(donor),
       m_donorBase(donorBase),
@@ -23,37 +43,28 @@ KvFetcher::KvFetcher(const sc_core::sc_module_name& name, int chip, int donor, u
       m_remoteWritten(m_stats.counter("remote_write_bytes", "B", "KV appended to the donor's HBM over the fabric")),
       m_hostRead(m_stats.counter("host_read_bytes", "B", "KV read from host memory over the host link")),
       m_hostWritten(m_stats.counter("host_write_bytes", "B", "KV appended to host memory over the host link")),
-      m_transfers(m_stats.counter("transfers", "", "memory, fabric and host-link transactions issued")) {
-  if (donor >= 0) {
-    m_donorMemory = std::make_unique<tlm::InitiatorPort>("donor_memory", mode,
-                                                         sc_core::sc_time(StepDriver::kQuantumS, sc_core::SC_SEC));
-  }
+      m_transfers(m_stats.counter("transfers", "", "memory, fabric and host-link transactions issued")) {}
+
+hw::Copy KvFetcher::copyOf(const PlannedOp& op, const hw::CopyRun& run, hw::CopyOrder order, const hw::CopyLeg& memory,
+                           const hw::CopyLeg& link) const {
+  hw::Copy copy;
+  copy.order = order;
+  copy.runs = {run};
+  copy.memory = memory;
+  copy.link = link;
+  copy.phase = op.phase;
+  copy.block = op.block;
+  copy.layer = op.layer;
+  return copy;
 }
 
-void KvFetcher::prepare(::tlm::tlm_generic_payload& payload, tlm::OpKind kind, bool write, uint64_t address,
-                        uint64_t bytes, int src, int dst, const PlannedOp& op) const {
-  tlm::OpExtension& ext = tlm::opOf(payload);
-  ext.kind = kind;
-  ext.bytes = bytes;
-  ext.phase = op.phase;
-  ext.block = op.block;
-  ext.layer = op.layer;
-  ext.srcChip = src;
-  ext.dstChip = dst;
-  payload.set_command(write ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
-  payload.set_address(address);
-  payload.set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
-}
-
-bool KvFetcher::failed(const ::tlm::tlm_generic_payload& payload, const char* what, const MemoryAccess& access,
+void KvFetcher::failed(const hw::CopyOutcome& outcome, const char* what, const MemoryAccess& access,
                        const PlannedOp& op) {
-  if (payload.get_response_status() == ::tlm::TLM_OK_RESPONSE) return false;
   if (m_error.empty()) {
     m_error = fmt::format("chip {}: layer {} {}: {} {} bytes of KV at {} offset {:#x}: {} failed: {}", m_chip, op.layer,
                           op.name, access.kind == tlm::OpKind::kKvAppend ? "appending" : "reading", access.bytes,
-                          hw::kvTierName(access.tier), access.address, what, payload.get_response_string());
+                          hw::kvTierName(access.tier), access.address, what, outcome.response);
   }
-  return true;
 }
 
 bool KvFetcher::access(const MemoryAccess& access, const PlannedOp& op) {
@@ -73,48 +84,23 @@ bool KvFetcher::remote(const MemoryAccess& access, const PlannedOp& op) {
         fmt::format("chip {}: layer {} {}: KV on remote HBM but the chip has no donor", m_chip, op.layer, op.name);
     return false;
   }
+  // A read crosses from the donor to this chip after the donor's HBM read; a write crosses from
+  // this chip to the donor, then is written there.
   const bool write = access.kind == tlm::OpKind::kKvAppend;
-  tlm::InitiatorPort& memory = *m_donorMemory;
-  memory.sync();
-  sc_core::sc_time end = sc_core::sc_time_stamp();
-  std::vector<sc_core::sc_time> landed;
-  for (uint64_t done = 0; done < access.bytes; done += kChunkBytes) {
-    const uint64_t bytes = std::min(kChunkBytes, access.bytes - done);
-    const uint64_t address = m_donorBase + access.address + done;
-    tlm::PayloadRef hbm(m_pool);
-    prepare(*hbm, access.kind, write, address, bytes, m_donor, m_donor, op);
-    tlm::PayloadRef send(m_pool);
-    prepare(*send, tlm::OpKind::kSend, true, 0, bytes, write ? m_chip : m_donor, write ? m_donor : m_chip, op);
-    m_transfers.add(2);
-    if (!write) {
-      // Each chunk goes onto the fabric the moment the donor's HBM has read it.
-      memory.transport(*hbm);
-      if (failed(*hbm, "the donor's HBM read", access, op)) return false;
-      sc_core::sc_time delay = memory.localTime() - sc_core::sc_time_stamp();
-      fromDonor->b_transport(*send, delay);
-      if (failed(*send, "the fabric transfer", access, op)) return false;
-      end = std::max(end, sc_core::sc_time_stamp() + delay);
-    } else {
-      // Every chunk is sent now (the fabric serialises them); each is written once it has landed.
-      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      toDonor->b_transport(*send, delay);
-      if (failed(*send, "the fabric transfer", access, op)) return false;
-      landed.push_back(sc_core::sc_time_stamp() + delay);
-    }
+  const hw::Copy copy = copyOf(op, hw::CopyRun{m_donorBase + access.address, 0, access.bytes},
+                               write ? hw::CopyOrder::kLinkThenMemory : hw::CopyOrder::kMemoryThenLink,
+                               hw::CopyLeg{access.kind, m_donor, m_donor},
+                               hw::CopyLeg{tlm::OpKind::kSend, write ? m_chip : m_donor, write ? m_donor : m_chip});
+  const hw::CopyOutcome outcome = m_remote.copy(copy, write ? 1 : 0);
+  m_transfers.add(2.0 * static_cast<double>(outcome.chunksStarted));
+  if (!outcome.ok) {
+    failed(outcome,
+           !outcome.failedOnMemory ? "the fabric transfer"
+           : write                 ? "the donor's HBM write"
+                                   : "the donor's HBM read",
+           access, op);
+    return false;
   }
-  for (std::size_t k = 0; k < landed.size(); ++k) {
-    memory.sync();
-    if (landed[k] > sc_core::sc_time_stamp()) sc_core::wait(landed[k] - sc_core::sc_time_stamp());
-    const uint64_t done = static_cast<uint64_t>(k) * kChunkBytes;
-    tlm::PayloadRef hbm(m_pool);
-    prepare(*hbm, access.kind, true, m_donorBase + access.address + done, std::min(kChunkBytes, access.bytes - done),
-            m_donor, m_donor, op);
-    memory.transport(*hbm);
-    if (failed(*hbm, "the donor's HBM write", access, op)) return false;
-    end = std::max(end, memory.localTime());
-  }
-  memory.sync();
-  if (end > sc_core::sc_time_stamp()) sc_core::wait(end - sc_core::sc_time_stamp());
   (write ? m_remoteWritten : m_remoteRead).add(static_cast<double>(access.bytes));
   (write ? m_written : m_read)[hw::kvTierIndex(access.tier)] += static_cast<double>(access.bytes);
   return true;
@@ -122,13 +108,14 @@ bool KvFetcher::remote(const MemoryAccess& access, const PlannedOp& op) {
 
 bool KvFetcher::onHost(const MemoryAccess& access, const PlannedOp& op) {
   const bool write = access.kind == tlm::OpKind::kKvAppend;
-  tlm::PayloadRef payload(m_pool);
-  prepare(*payload, access.kind, write, access.address, access.bytes, m_chip, m_chip, op);
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  m_transfers.add();
-  host->b_transport(*payload, delay);
-  if (failed(*payload, "the host-link transfer", access, op)) return false;
-  sc_core::wait(delay);
+  const hw::Copy copy = copyOf(op, hw::CopyRun{0, access.address, access.bytes}, hw::CopyOrder::kLinkOnly,
+                               hw::CopyLeg{}, hw::CopyLeg{access.kind, m_chip, m_chip});
+  const hw::CopyOutcome outcome = m_host.copy(copy);
+  m_transfers.add(static_cast<double>(outcome.chunksStarted));
+  if (!outcome.ok) {
+    failed(outcome, "the host-link transfer", access, op);
+    return false;
+  }
   (write ? m_hostWritten : m_hostRead).add(static_cast<double>(access.bytes));
   (write ? m_written : m_read)[hw::kvTierIndex(access.tier)] += static_cast<double>(access.bytes);
   return true;

@@ -8,28 +8,28 @@
 // the serving pool, ServingEngine), in the region the donor lends at `donorBase`. A read is the
 // donor's HBM read, then the fabric carrying the bytes from the donor to this chip; a write
 // (append) crosses the fabric first, then is written into the donor's HBM. Both are cut into
-// chunks of kChunkBytes and pipelined, as a DMA engine streams: chunk k crosses the fabric while
-// chunk k+1 is read (reads), or is written while k+1 crosses (writes). The donor's HBM and the
+// chunks of kChunkBytes and pipelined by a copy engine (hw::CopyEngine): chunk k crosses the
+// fabric while chunk k+1 is read (reads: kMemoryThenLink), or is written while k+1 crosses
+// (writes: kLinkThenMemory). The donor's HBM and the
 // fabric are shared with everything else on them, so the donor's own steps and the collectives
 // see this traffic, and it sees theirs.
 //
 // offload_to_host: the slice lives in this chip's share of host memory; reads and writes are
-// transfers on the chip's host link (HostLink.h). Read data lands in the staging SRAM the
-// attention consumes it from; it is not copied into HBM.
+// transfers on the chip's host link (HostLink.h), one per access, by a second copy engine
+// (kLinkOnly). Read data lands in the staging SRAM the attention consumes it from; it is not
+// copied into HBM.
 //
 // The caller (the StepDriver's load stream) has synchronised its local time; access() returns
 // once the data has landed (read) or is in place (write).
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <systemc>
 
+#include "hw/dma/CopyEngine.h"
 #include "hw/kv/KvCacheConfig.h"
 #include "tlm/InitiatorPort.h"
-#include "tlm/PayloadPool.h"
 #include "tlm/TimingMode.h"
 #include "tlm/stats/StatsGroup.h"
 #include "workloads/StepPlan.h"
@@ -37,17 +37,21 @@
 namespace scoville::workload {
 
 class KvFetcher : public sc_core::sc_module {
+  // First: the public sockets below are theirs.
+  hw::CopyEngine m_remote;  // memory: the donor's HBM; links: from_donor, to_donor
+  hw::CopyEngine m_host;    // link only: the host link
+
  public:
-  using Socket = tlm_utils::simple_initiator_socket_optional<KvFetcher>;
+  using Socket = hw::CopyEngine::LinkSocket;
   /// Pipelining granule of a remote transfer.
   static constexpr uint64_t kChunkBytes = 1 << 20;
 
   /// spill_to_remote: bind to the donor's fabric interface (messages donor -> this chip).
-  Socket fromDonor;
+  Socket& fromDonor;
   /// spill_to_remote: bind to this chip's fabric interface (messages this chip -> donor).
-  Socket toDonor;
+  Socket& toDonor;
   /// offload_to_host: bind to this chip's host link.
-  Socket host;
+  Socket& host;
 
   /// `donor` < 0: no remote tier (the fabric sockets stay unbound). `donorBase`: where the region
   /// the donor lends this chip starts in the donor's HBM.
@@ -60,7 +64,7 @@ class KvFetcher : public sc_core::sc_module {
   bool access(const MemoryAccess& access, const PlannedOp& op);
 
   /// spill_to_remote (donor >= 0 only): bind its socket to the donor chip's socket.
-  tlm::InitiatorPort& donorMemory() { return *m_donorMemory; }
+  tlm::InitiatorPort& donorMemory() { return m_remote.memory(); }
   int chip() const { return m_chip; }
   int donor() const { return m_donor; }
   /// Bytes read and written on `tier` so far (this chip's slice).
@@ -72,17 +76,16 @@ class KvFetcher : public sc_core::sc_module {
  private:
   bool remote(const MemoryAccess& access, const PlannedOp& op);
   bool onHost(const MemoryAccess& access, const PlannedOp& op);
-  /// One payload for `op`: `kind` of `bytes` at `address`, from chip `src` to chip `dst`.
-  void prepare(::tlm::tlm_generic_payload& payload, tlm::OpKind kind, bool write, uint64_t address, uint64_t bytes,
-               int src, int dst, const PlannedOp& op) const;
-  bool failed(const ::tlm::tlm_generic_payload& payload, const char* what, const MemoryAccess& access,
-              const PlannedOp& op);
+  /// A copy for `op` over `run` in `order`; the memory leg `memory` on the donor's HBM, the link
+  /// leg `link`.
+  hw::Copy copyOf(const PlannedOp& op, const hw::CopyRun& run, hw::CopyOrder order, const hw::CopyLeg& memory,
+                  const hw::CopyLeg& link) const;
+  /// Sets error() for a copy that failed at the transaction `what` describes.
+  void failed(const hw::CopyOutcome& outcome, const char* what, const MemoryAccess& access, const PlannedOp& op);
 
   int m_chip;
   int m_donor;
   uint64_t m_donorBase;
-  std::unique_ptr<tlm::InitiatorPort> m_donorMemory;
-  tlm::PayloadPool m_pool;
   std::array<double, hw::kKvTierCount> m_read{};
   std::array<double, hw::kKvTierCount> m_written{};
   std::string m_error;

@@ -9,32 +9,32 @@
 // base in HBM for the block on its tier (the layout the step's KV reads use). Per layer and block one run; runs
 // continuing each other in both HBM and host memory merge into one transaction.
 //
-// Pipelining, as a DMA engine streams: swap-out reads run after run from HBM and hands each run
-// to the host link as soon as it is read (the link serialises them at its bandwidth while the
-// next run is read); swap-in requests every run from the host at once (the link serialises the
-// returning data) and writes each run into HBM once it has landed. A copy ends when its last
-// byte is in place.
+// The copy is a configuration of the chip's copy engine (hw::CopyEngine), runs unchunked: swap-
+// out is kMemoryThenLink (run after run read from HBM, each handed to the host link as soon as it
+// is read, the link serialising them at its bandwidth while the next run is read); swap-in is
+// kLinkThenMemory (every run requested from the host at once, the link serialising the returning
+// data, each run written into HBM once it has landed). A copy ends when its last byte is in place.
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
 #include <string>
 #include <systemc>
-#include <vector>
 
+#include "hw/dma/CopyEngine.h"
 #include "hw/kv/KvBlockAllocator.h"
 #include "tlm/InitiatorPort.h"
-#include "tlm/PayloadPool.h"
 #include "tlm/TimingMode.h"
 #include "workloads/ServingScheduler.h"
 
 namespace scoville::workload {
 
 class KvSwapper : public sc_core::sc_module {
+  hw::CopyEngine m_engine;  // first: the public sides below are its ports
+
  public:
   /// HBM side: bind hbm.socket to the chip's socket (either timing mode).
-  tlm::InitiatorPort hbm;
+  tlm::InitiatorPort& hbm;
   /// Host side: bind to the chip's host link (loosely timed in both modes, as the link).
-  tlm_utils::simple_initiator_socket<KvSwapper> host;
+  hw::CopyEngine::LinkSocket& host;
 
   /// `kvBase`: where the chip's KV region starts in its HBM (the planner's kvBase()).
   KvSwapper(const sc_core::sc_module_name& name, int chip, uint32_t layers, uint64_t layerBlockBytes, uint64_t kvBase,
@@ -50,21 +50,11 @@ class KvSwapper : public sc_core::sc_module {
   const std::string& error() const { return m_error; }
 
  private:
-  struct Run {
-    uint64_t hbmAddress;
-    uint64_t hostAddress;
-    uint64_t bytes;
-  };
-
-  /// Issues one transfer; `delay` is its annotated arrival and comes back as its completion.
-  bool transfer(bool onHbm, bool write, uint64_t address, uint64_t bytes, uint64_t request, sc_core::sc_time& delay);
-
   int m_chip;
   uint32_t m_layers;
   uint64_t m_layerBlockBytes;
   uint64_t m_kvBase;
-  tlm::PayloadPool m_pool;
-  std::vector<Run> m_runs;
+  hw::Copy m_copy;  // the runs of the last copy (memory: HBM, link: host memory)
   std::string m_error;
 };
 

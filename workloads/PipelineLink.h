@@ -1,22 +1,26 @@
 #pragma once
 // Activations handed from one pipeline stage to the next: the sending chip's compute stream
 // sends them over the fabric to the same tensor-parallel rank of the next stage, whose compute
-// stream waits for them before its first op. The transfer's time comes from the fabric.
+// stream waits for them before its first op. The transfer's time comes from the fabric. Serving
+// with prefill/decode disaggregation hands a prompt's KV from a prefill chip to a decode chip over
+// the same kind of link. Each send is one kLinkOnly copy of a copy engine (hw::CopyEngine): one
+// fabric message, unchunked, from the sender's SRAM to the receiver's.
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <cstdint>
 #include <string>
 #include <systemc>
 
-#include "tlm/PayloadPool.h"
+#include "hw/dma/CopyEngine.h"
 #include "tlm/stats/StatsGroup.h"
 
 namespace scoville::workload {
 
 class PipelineLink : public sc_core::sc_module {
+  hw::CopyEngine m_engine;  // first: the public socket is its link
+
  public:
   /// The sender's messages; bind it to the fabric interface of `srcChip`.
-  tlm_utils::simple_initiator_socket<PipelineLink> socket;
+  hw::CopyEngine::LinkSocket& socket;
 
   PipelineLink(const sc_core::sc_module_name& name, int srcChip, int dstChip);
   PipelineLink(const PipelineLink&) = delete;
@@ -36,7 +40,7 @@ class PipelineLink : public sc_core::sc_module {
   uint64_t m_delivered = 0;
   uint64_t m_received = 0;
   sc_core::sc_event m_arrived;
-  tlm::PayloadPool m_pool;
+  hw::Copy m_copy;
   std::string m_error;
   stats::Group m_stats;
   stats::Counter& m_messages;

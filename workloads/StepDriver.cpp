@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "tlm/PayloadBuilder.h"
 #include "workloads/KvFetcher.h"
 
 namespace scoville::workload {
@@ -44,22 +45,20 @@ void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* le
   m_posted.notify(sc_core::SC_ZERO_TIME);
 }
 
-void StepDriver::prepare(::tlm::tlm_generic_payload& payload, tlm::OpKind kind, uint64_t address, uint64_t bytes,
-                         const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps) const {
-  tlm::OpExtension& op = tlm::opOf(payload);
-  op.kind = kind;
-  op.bytes = bytes;
-  op.precision = m_plan->computePrecision;
-  op.phase = planned.phase;
-  op.block = planned.block;
-  op.layer = planned.layer;
-  if (gemm != nullptr) op.shape = *gemm;
-  op.elementOps = elementOps;
-  op.dataToggle = m_plan->dataToggle;
-  payload.set_address(address);
-  payload.set_command(kind == tlm::OpKind::kWrite || kind == tlm::OpKind::kKvAppend ? ::tlm::TLM_WRITE_COMMAND
-                      : kind == tlm::OpKind::kGemm                                  ? ::tlm::TLM_IGNORE_COMMAND
-                                                                                    : ::tlm::TLM_READ_COMMAND);
+::tlm::tlm_generic_payload& StepDriver::prepare(tlm::OpKind kind, uint64_t address, uint64_t bytes,
+                                                const tlm::GemmShape* gemm, const PlannedOp& planned,
+                                                double elementOps) {
+  tlm::PayloadBuilder op(kind);
+  op.address(address)
+      .bytes(bytes)
+      .precision(m_plan->computePrecision)
+      .phase(planned.phase)
+      .block(planned.block)
+      .layer(planned.layer)
+      .elementOps(elementOps)
+      .dataToggle(m_plan->dataToggle);
+  if (gemm != nullptr) op.shape(*gemm);
+  return op.build(m_pool);
 }
 
 bool StepDriver::checkResponse(const ::tlm::tlm_generic_payload& payload, const PlannedOp& planned) {
@@ -74,8 +73,7 @@ bool StepDriver::checkResponse(const ::tlm::tlm_generic_payload& payload, const 
 
 bool StepDriver::issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes,
                        const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps) {
-  tlm::PayloadRef payload(m_pool);
-  prepare(*payload, kind, address, bytes, gemm, planned, elementOps);
+  tlm::PayloadRef payload(prepare(kind, address, bytes, gemm, planned, elementOps));
   port.transport(*payload);
   return checkResponse(*payload, planned);
 }
@@ -112,8 +110,7 @@ void StepDriver::loadStream() {
           continue;
         }
         if (access.tier == hw::KvTier::kLocalHbm) {
-          ::tlm::tlm_generic_payload& payload = m_pool.allocate();
-          prepare(payload, access.kind, access.address, access.bytes, nullptr, op);
+          ::tlm::tlm_generic_payload& payload = prepare(access.kind, access.address, access.bytes, nullptr, op);
           loadPort.send(payload);
           m_inFlight.push_back(InFlight{i, &payload});
           continue;

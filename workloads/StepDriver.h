@@ -125,8 +125,9 @@ class StepDriver : public sc_core::sc_module {
   /// Sends a transaction and waits for its response; false (error() set) on an error response.
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
              const PlannedOp& planned, double elementOps = 0.0);
-  void prepare(::tlm::tlm_generic_payload& payload, tlm::OpKind kind, uint64_t address, uint64_t bytes,
-               const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps = 0.0) const;
+  /// A payload from the pool (ref count 1) for one of `planned`'s transactions.
+  ::tlm::tlm_generic_payload& prepare(tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
+                                      const PlannedOp& planned, double elementOps = 0.0);
   /// True for an OK response; otherwise sets error() (the first error wins).
   bool checkResponse(const ::tlm::tlm_generic_payload& payload, const PlannedOp& planned);
   /// Compute stream: waits until op i's requests are sent and their data is in (loadEnd).

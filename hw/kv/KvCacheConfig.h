@@ -1,6 +1,6 @@
 #pragma once
-// Configuration of the paged KV cache (see KvBlockAllocator.h for the allocation model and
-// KvCacheManager.h for the memory traffic). The YAML keys choose the paging granularity and the
+// Configuration of the paged KV cache (see KvBlockAllocator.h for the allocation model; the
+// planner and the copy engines move the KV, hw/dma/CopyEngine.h). The YAML keys choose the paging granularity and the
 // policies; the bytes each memory tier can give the cache are not configuration: the platform
 // builder computes them from the memory left after weights and passes KvTierCapacities.
 

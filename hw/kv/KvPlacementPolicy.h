@@ -34,8 +34,9 @@ class KvPlacementPolicy {
   /// The name this policy is registered under.
   virtual const std::string& name() const = 0;
 
-  /// Whether place() can ever return `tier`. The KV manager requires the socket of every such
-  /// tier to be bound; a tier this returns false for is never written by placement.
+  /// Whether place() can ever return `tier` (capacity counts only such tiers; serving plans off-
+  /// chip KV traffic only when an off-chip tier is one). A tier this returns false for is never
+  /// written by placement.
   virtual bool mayUse(KvTier tier) const = 0;
 
   /// Contract: returns a tier t with mayUse(t) and freeBlocks[t] > 0 for the block `query`, or

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tlm/OpExtension.h"
+#include "tlm/PayloadBuilder.h"
 
 namespace scoville::hw {
 
@@ -215,14 +216,11 @@ void CollectiveEngine::runChip(int chip) {
     for (const Send& send : step[static_cast<std::size_t>(chip)]) {
       if (!first) wait(sc_core::SC_ZERO_TIME);
       first = false;
-      tlm::PayloadRef payload(m_pool);
-      tlm::OpExtension& op = payload.op();
-      op.kind = tlm::OpKind::kSend;
-      op.bytes = send.bytes;
-      op.srcChip = send.src;
-      op.dstChip = send.dst;
-      op.phase = tlm::LlmPhase::kCommunication;
-      payload->set_command(::tlm::TLM_WRITE_COMMAND);
+      tlm::PayloadRef payload(tlm::PayloadBuilder(tlm::OpKind::kSend)
+                                  .bytes(send.bytes)
+                                  .chips(send.src, send.dst)
+                                  .phase(tlm::LlmPhase::kCommunication)
+                                  .build(m_pool));
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       sockets[static_cast<std::size_t>(chip)]->b_transport(*payload, delay);
       if (payload->get_response_status() != ::tlm::TLM_OK_RESPONSE) {
