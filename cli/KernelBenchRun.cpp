@@ -24,13 +24,13 @@ KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const pla
   }
   // One elaboration: the platform and a driver on its first chip run the kernels back to back.
   m_platform = std::make_unique<platform::Platform>("platform", config);
-  m_runner = std::make_unique<workload::KernelRunner>("kernels", *m_platform, 0, std::move(plans), mode, stack);
+  m_runner = std::make_unique<runtime::KernelRunner>("kernels", *m_platform, 0, std::move(plans), mode, stack);
   sc_core::sc_start();
   if (!m_runner->error().empty()) throw SimulationError(m_runner->error());
   if (!m_runner->finished()) throw SimulationError("the kernels did not finish (simulation starved)");
 }
 
-const workload::KernelRunner::Outcome* KernelBenchRun::outcome(const std::string& id) const {
+const runtime::KernelRunner::Outcome* KernelBenchRun::outcome(const std::string& id) const {
   const auto it = m_index.find(id);
   return it == m_index.end() ? nullptr : &m_runner->outcomes()[it->second];
 }
@@ -63,7 +63,7 @@ std::vector<workload::PowerLoad> KernelBenchRun::powerLoads(const workload::Kern
       load.frequencyScale = point.frequencyScale;
     }
     if (!p.kernel.empty()) {
-      const workload::KernelRunner::Outcome* o = outcome(p.kernel);
+      const runtime::KernelRunner::Outcome* o = outcome(p.kernel);
       if (o == nullptr) throw SimulationError(fmt::format("power point '{}': kernel '{}' did not run", p.id, p.kernel));
       const workload::MeasuredKernel& kernel = dataset.kernels[m_planned[m_index.at(p.kernel)]];
       load.launchS = p.launchTimeS > 0.0 ? p.launchTimeS : kernel.seconds;

@@ -1,11 +1,11 @@
-#include "workloads/StepDriver.h"
+#include "runtime/StepDriver.h"
 
 #include <fmt/format.h>
 #include <stdexcept>
 
-#include "workloads/KvFetcher.h"
+#include "runtime/KvFetcher.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 StepDriver::StepDriver(const sc_core::sc_module_name& name, const hw::SramConfig& sram, tlm::TimingMode mode)
     : sc_core::sc_module(name),
@@ -313,4 +313,4 @@ bool StepDriver::runAfter(const PlannedOp& op, std::size_t i) {
   return true;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

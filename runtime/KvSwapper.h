@@ -27,7 +27,10 @@
 #include "tlm/TimingMode.h"
 #include "workloads/ServingScheduler.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::KvSwap;
+using workload::ServingScheduler;
 
 class KvSwapper : public sc_core::sc_module {
  public:
@@ -68,4 +71,4 @@ class KvSwapper : public sc_core::sc_module {
   std::string m_error;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

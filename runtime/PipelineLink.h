@@ -11,7 +11,7 @@
 #include "tlm/PayloadPool.h"
 #include "tlm/stats/StatsGroup.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 class PipelineLink : public sc_core::sc_module {
  public:
@@ -44,4 +44,4 @@ class PipelineLink : public sc_core::sc_module {
   stats::Counter& m_time;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -1,10 +1,10 @@
-#include "workloads/PipelineLink.h"
+#include "runtime/PipelineLink.h"
 
 #include <fmt/format.h>
 
 #include "tlm/OpExtension.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 PipelineLink::PipelineLink(const sc_core::sc_module_name& name, int srcChip, int dstChip)
     : sc_core::sc_module(name),
@@ -48,4 +48,4 @@ void PipelineLink::receive() {
   ++m_received;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

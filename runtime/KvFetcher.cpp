@@ -1,13 +1,13 @@
-#include "workloads/KvFetcher.h"
+#include "runtime/KvFetcher.h"
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <vector>
 
+#include "runtime/StepDriver.h"
 #include "tlm/OpExtension.h"
-#include "workloads/StepDriver.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 KvFetcher::KvFetcher(const sc_core::sc_module_name& name, int chip, int donor, uint64_t donorBase, tlm::TimingMode mode)
     : sc_core::sc_module(name),
@@ -134,4 +134,4 @@ bool KvFetcher::onHost(const MemoryAccess& access, const PlannedOp& op) {
   return true;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -7,11 +7,13 @@
 #include <memory>
 #include <utility>
 
+#include "runtime/ServingEngine.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
-#include "workloads/ServingEngine.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const Replica& r,
                                   const hw::KvModelShape& shape, uint64_t blockTokens,
@@ -204,4 +206,4 @@ bool ServingEngine::runSwaps(const std::vector<Replica*>& replicas) {
   return false;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -1,12 +1,12 @@
-#include "workloads/KvSwapper.h"
+#include "runtime/KvSwapper.h"
 
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "runtime/StepDriver.h"
 #include "tlm/OpExtension.h"
-#include "workloads/StepDriver.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 KvSwapper::KvSwapper(const sc_core::sc_module_name& name, int chip, uint32_t layers, uint64_t layerBlockBytes,
                      uint64_t kvBase, tlm::TimingMode mode)
@@ -101,4 +101,4 @@ bool KvSwapper::copy(const hw::KvBlockAllocator& kv, const KvSwap& swap) {
   return true;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

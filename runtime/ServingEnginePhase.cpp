@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <array>
 
+#include "runtime/ServingEngine.h"
 #include "tlm/config/ConfigError.h"
-#include "workloads/ServingEngine.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 using config::ConfigError;
 using config::ErrorKind;
@@ -121,4 +123,4 @@ void ServingEngine::checkReplicaPolicy(const Replica& r, const platform::Platfor
   }
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

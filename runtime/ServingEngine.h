@@ -54,23 +54,36 @@
 #include <vector>
 
 #include "platforms/Platform.h"
+#include "runtime/CollectiveGroup.h"
+#include "runtime/KvFetcher.h"
+#include "runtime/KvSwapper.h"
+#include "runtime/PhaseController.h"
+#include "runtime/PipelineLink.h"
+#include "runtime/StepDriver.h"
 #include "tlm/TimingMode.h"
 #include "tlm/stats/StatsGroup.h"
-#include "workloads/CollectiveGroup.h"
-#include "workloads/KvFetcher.h"
-#include "workloads/KvSwapper.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ModelConfig.h"
-#include "workloads/PhasePolicy.h"
-#include "workloads/PipelineLink.h"
 #include "workloads/Routing.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/ServingMetrics.h"
 #include "workloads/ServingScheduler.h"
-#include "workloads/StepDriver.h"
 #include "workloads/StepPlan.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::Arrival;
+using workload::LoadGenerator;
+using workload::ModelConfig;
+using workload::RequestRecord;
+using workload::RoutingModel;
+using workload::ScenarioConfig;
+using workload::ServingScheduler;
+using workload::ServingWindow;
+using workload::StepBatch;
+using workload::StepOutcome;
+using workload::StepPlan;
+using workload::StepPlanner;
 
 /// Files a scenario refers to, resolved by the loader, and the platform file it runs on.
 struct ScenarioFiles {
@@ -334,4 +347,4 @@ class ServingEngine : public sc_core::sc_module {
   uint64_t m_chipImbalanceLayers = 0;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

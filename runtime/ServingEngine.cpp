@@ -1,17 +1,19 @@
-#include "workloads/ServingEngine.h"
+#include "runtime/ServingEngine.h"
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 
 #include "hw/kv/KvPlacementPolicy.h"
+#include "runtime/PlatformDecode.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
-#include "workloads/PlatformDecode.h"
 
 #include <memory>
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 using config::ConfigError;
 using config::ErrorKind;
@@ -568,4 +570,4 @@ void ServingEngine::onStepDone(Replica& r, const std::vector<StepOutcome>& outco
   }
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime
