@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "platforms/PlatformConfig.h"
-#include "runtime/ServingEngine.h"
 #include "tlm/TimingMode.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/ScenarioFiles.h"
 #include "workloads/SoftwareStack.h"
 
 namespace scoville::cli {
@@ -35,8 +35,8 @@ struct Inputs {
   platform::PlatformConfig platform;
   workload::ModelConfig model;
   workload::ScenarioConfig scenario;
-  runtime::ScenarioFiles scenarioFiles;  ///< files the scenario names, resolved against its directory
-  std::vector<std::string> overrides;    ///< the --set options, sorted, as given
+  workload::ScenarioFiles scenarioFiles;  ///< files the scenario names, resolved against its directory
+  std::vector<std::string> overrides;     ///< the --set options, sorted, as given
 };
 
 /// The timing mode a --timing option names: lt or at; anything else is a usage error

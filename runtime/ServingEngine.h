@@ -66,6 +66,7 @@
 #include "workloads/ModelConfig.h"
 #include "workloads/Routing.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/ScenarioFiles.h"
 #include "workloads/ServingMetrics.h"
 #include "workloads/ServingScheduler.h"
 #include "workloads/StepPlan.h"
@@ -78,20 +79,13 @@ using workload::ModelConfig;
 using workload::RequestRecord;
 using workload::RoutingModel;
 using workload::ScenarioConfig;
+using workload::ScenarioFiles;
 using workload::ServingScheduler;
 using workload::ServingWindow;
 using workload::StepBatch;
 using workload::StepOutcome;
 using workload::StepPlan;
 using workload::StepPlanner;
-
-/// Files a scenario refers to, resolved by the loader, and the platform file it runs on.
-struct ScenarioFiles {
-  std::string loadTrace;
-  std::string routingTrace;
-  std::string platform;  ///< the platform file (for messages about its keys); may be empty
-  std::string scenario;  ///< the scenario file (for messages about its keys); may be empty
-};
 
 /// Where one op class's time went on a replica's first chip, summed over steps.
 struct OpTotals {
