@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/Commands.h"
+#include "workloads/Roofline.h"
 
 namespace scoville::cli {
 
@@ -17,7 +18,7 @@ KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const pla
     const bool compared = k.exclude.empty() && (selected.empty() || selected.count(k.id) > 0);
     if (!compared && powerLoads.count(k.id) == 0) continue;
     plans.push_back(workload::planKernel(k, chip));
-    m_rooflines.push_back(workload::kernelRooflineS(plans.back(), chip));
+    m_rooflines.push_back(workload::rooflineBoundS(plans.back(), chip));
     m_classes.push_back(workload::kernelClass(k, plans.back(), chip));
     m_index[k.id] = m_planned.size();
     m_planned.push_back(i);

@@ -8,6 +8,7 @@
 #include "runtime/PlatformDecode.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
+#include "workloads/Roofline.h"
 
 #include <memory>
 
@@ -19,9 +20,6 @@ using config::ConfigError;
 using config::ErrorKind;
 
 namespace {
-
-/// A step may not beat a bound by more than rounding (time is in picoseconds).
-constexpr double kRooflineSlack = 1e-9;
 
 std::string bytesText(double bytes) {
   return config::formatQuantity(bytes, config::dim::kBytes);
@@ -477,11 +475,11 @@ void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core
     for (std::size_t c = 0; c < r.drivers.size(); ++c) {
       const StepPlan& plan = r.drivers[c]->plan();
       const hw::ChipConfig& chip = r.planners[c]->chip();
-      const double bound = std::max(plan.memoryBoundS(chip), plan.computeBoundS(chip));
+      const double bound = workload::rooflineBoundS(plan, chip);
       if (bound <= 0) continue;
       const double ratio = step / bound;
       if (m_tightestRatio == 0.0 || ratio < m_tightestRatio) m_tightestRatio = ratio;
-      if (step + kRooflineSlack < bound) ++m_rooflineViolations;
+      if (workload::beatsRoofline(step, bound)) ++m_rooflineViolations;
     }
     // Step statistics.
     ReplicaStats& s = r.stats;
