@@ -511,8 +511,7 @@ int runCommand(const Args& args, std::ostream& out) {
     if (const runtime::CollectiveGroup* group = engine.expertGroup()) {
       stats[group->stats().name()] = group->stats().toJson();
     }
-    if (inputs.platform.placement.kvCache.preemption == hw::KvPreemption::kSwap ||
-        engine.kvPlacement() == "offload_to_host") {
+    if (inputs.platform.placement.kvCache.preemption == hw::KvPreemption::kSwap || engine.kvMode().hostTier) {
       stats[platform.hostStats().name()] = platform.hostStats().toJson();  // the swap or offload traffic's links
     }
   } else {

@@ -68,6 +68,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
   m_tp = placement.tp;
   checkServingPolicy(config, files);
   m_kvPlacement = scenario.serving.kvPlacementPolicy(placement.kvCache.placement);
+  m_kvMode = &KvPlacementMode::of(m_kvPlacement);
   // Attention data parallelism with the experts spread over the replicas (tp 1, ep = dp): every
   // replica steps in lockstep, its tokens reaching the experts' chips by all-to-all.
   m_expertsAcross = model.family == ModelFamily::kMoe && placement.ep > 1 && placement.ep != placement.tp;

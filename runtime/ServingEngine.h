@@ -56,6 +56,7 @@
 #include "platforms/Platform.h"
 #include "runtime/CollectiveGroup.h"
 #include "runtime/KvFetcher.h"
+#include "runtime/KvPlacementMode.h"
 #include "runtime/KvSwapper.h"
 #include "runtime/PhaseController.h"
 #include "runtime/PipelineLink.h"
@@ -219,7 +220,9 @@ class ServingEngine : public sc_core::sc_module {
   /// The KV placement policy the replicas' caches use (the serving block's or the platform's).
   const std::string& kvPlacement() const { return m_kvPlacement; }
   /// Whether the placement puts running requests' KV off the chips (spill_to_remote, offload_to_host).
-  bool offChipKv() const { return m_kvPlacement == "spill_to_remote" || m_kvPlacement == "offload_to_host"; }
+  bool offChipKv() const { return m_kvMode->offChip(); }
+  /// The tiers that placement gives a replica's cache.
+  const KvPlacementMode& kvMode() const { return *m_kvMode; }
   /// Off-chip KV placement: the fetch engine of platform chip `chip` (null without one).
   const KvFetcher* kvFetcher(int chip) const;
   /// Requests one replica admits at once (serving.max_concurrent_users; 0: no cap), by role.
@@ -326,6 +329,7 @@ class ServingEngine : public sc_core::sc_module {
   double m_tightestRatio = 0.0;
   uint64_t m_kvCapacityTokens = 0;
   std::string m_kvPlacement;
+  const KvPlacementMode* m_kvMode = nullptr;  // the row of m_kvPlacement
   std::map<Role, std::size_t> m_maxResident;
   int m_nextReplica = 0;
   std::vector<int> m_entry;     // replicas requests enter at (all, or the prefill pool)

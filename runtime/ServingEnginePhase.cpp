@@ -52,7 +52,7 @@ void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, c
   const ServingPolicyConfig& serving = m_scenario.serving;
   const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
   const std::string placement = serving.kvPlacementPolicy(config.placement.kvCache.placement);
-  if (placement == "spill_to_remote" || placement == "offload_to_host") {
+  if (KvPlacementMode::of(placement).offChip()) {
     const std::string where = serving.kvCachePlacement == ServingPolicyConfig::KvPlacement::kPlatform
                                   ? "the platform's placement.kv_cache.placement"
                                   : "serving.kv_cache_placement";
