@@ -10,7 +10,7 @@
 #include "tlm/TimingMode.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
-#include "workloads/ServingEngine.h"
+#include "workloads/ScenarioFiles.h"
 #include "workloads/SoftwareStack.h"
 
 namespace scoville::cli {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/Commands.h"
+#include "workloads/Roofline.h"
 
 namespace scoville::cli {
 
@@ -17,20 +18,20 @@ KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const pla
     const bool compared = k.exclude.empty() && (selected.empty() || selected.count(k.id) > 0);
     if (!compared && powerLoads.count(k.id) == 0) continue;
     plans.push_back(workload::planKernel(k, chip));
-    m_rooflines.push_back(workload::kernelRooflineS(plans.back(), chip));
+    m_rooflines.push_back(workload::rooflineBoundS(plans.back(), chip));
     m_classes.push_back(workload::kernelClass(k, plans.back(), chip));
     m_index[k.id] = m_planned.size();
     m_planned.push_back(i);
   }
   // One elaboration: the platform and a driver on its first chip run the kernels back to back.
   m_platform = std::make_unique<platform::Platform>("platform", config);
-  m_runner = std::make_unique<workload::KernelRunner>("kernels", *m_platform, 0, std::move(plans), mode, stack);
+  m_runner = std::make_unique<runtime::KernelRunner>("kernels", *m_platform, 0, std::move(plans), mode, stack);
   sc_core::sc_start();
   if (!m_runner->error().empty()) throw SimulationError(m_runner->error());
   if (!m_runner->finished()) throw SimulationError("the kernels did not finish (simulation starved)");
 }
 
-const workload::KernelRunner::Outcome* KernelBenchRun::outcome(const std::string& id) const {
+const runtime::KernelRunner::Outcome* KernelBenchRun::outcome(const std::string& id) const {
   const auto it = m_index.find(id);
   return it == m_index.end() ? nullptr : &m_runner->outcomes()[it->second];
 }
@@ -63,7 +64,7 @@ std::vector<workload::PowerLoad> KernelBenchRun::powerLoads(const workload::Kern
       load.frequencyScale = point.frequencyScale;
     }
     if (!p.kernel.empty()) {
-      const workload::KernelRunner::Outcome* o = outcome(p.kernel);
+      const runtime::KernelRunner::Outcome* o = outcome(p.kernel);
       if (o == nullptr) throw SimulationError(fmt::format("power point '{}': kernel '{}' did not run", p.id, p.kernel));
       const workload::MeasuredKernel& kernel = dataset.kernels[m_planned[m_index.at(p.kernel)]];
       load.launchS = p.launchTimeS > 0.0 ? p.launchTimeS : kernel.seconds;

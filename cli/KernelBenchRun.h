@@ -10,8 +10,8 @@
 
 #include "cli/Inputs.h"
 #include "platforms/Platform.h"
+#include "runtime/KernelRunner.h"
 #include "workloads/KernelBench.h"
-#include "workloads/KernelRunner.h"
 #include "workloads/PowerCalibration.h"
 
 namespace scoville::cli {
@@ -31,7 +31,7 @@ class KernelBenchRun {
   /// Planned kernels: the dataset index, the roofline and the class of each, in run order.
   std::size_t planned() const { return m_planned.size(); }
   /// The outcome of the kernel `id` (null: not run).
-  const workload::KernelRunner::Outcome* outcome(const std::string& id) const;
+  const runtime::KernelRunner::Outcome* outcome(const std::string& id) const;
   double rooflineS(const std::string& id) const { return m_rooflines.at(m_index.at(id)); }
   const std::string& kernelClass(const std::string& id) const { return m_classes.at(m_index.at(id)); }
 
@@ -44,7 +44,7 @@ class KernelBenchRun {
 
  private:
   std::unique_ptr<platform::Platform> m_platform;
-  std::unique_ptr<workload::KernelRunner> m_runner;
+  std::unique_ptr<runtime::KernelRunner> m_runner;
   std::vector<std::size_t> m_planned;
   std::vector<double> m_rooflines;
   std::vector<std::string> m_classes;

@@ -21,9 +21,9 @@
 #include "cli/KernelBenchRun.h"
 #include "cli/ReportWriter.h"
 #include "platforms/Platform.h"
+#include "runtime/KernelRunner.h"
 #include "tlm/config/Loader.h"
 #include "workloads/KernelBench.h"
-#include "workloads/KernelRunner.h"
 #include "workloads/PowerCalibration.h"
 #include "workloads/SoftwareStack.h"
 
@@ -95,7 +95,7 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                        "roofline", "error", "meas/roof");
   }
   for (const workload::MeasuredKernel& k : dataset.kernels) {
-    const workload::KernelRunner::Outcome* o = bench.outcome(k.id);
+    const runtime::KernelRunner::Outcome* o = bench.outcome(k.id);
     Json entry = {{"id", k.id}, {"kind", workload::kernelKindName(k.kind)}};
     entry["class"] = o != nullptr ? Json(bench.kernelClass(k.id)) : Json(nullptr);
     entry["measured_s"] = k.seconds;

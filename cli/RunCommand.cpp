@@ -21,6 +21,8 @@
 #include "hw/rtl/MacArrayModel.h"
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
+#include "runtime/PlatformDecode.h"
+#include "runtime/ServingEngine.h"
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
 #include "tlm/TransactionCount.h"
@@ -28,8 +30,6 @@
 #include "tlm/config/Units.h"
 #include "tlm/trace/ChromeTrace.h"
 #include "tlm/trace/UnitActivity.h"
-#include "workloads/PlatformDecode.h"
-#include "workloads/ServingEngine.h"
 
 namespace po = boost::program_options;
 
@@ -147,18 +147,18 @@ ChipBounds boundsOf(const workload::StepPlan& plan, const hw::ChipConfig& chip, 
   return b;
 }
 
-nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runner,
+nlohmann::ordered_json decodeResults(const runtime::PlatformDecodeRunner& runner,
                                      const platform::PlatformConfig& platform,
                                      const workload::ScenarioConfig& scenario) {
   const double step = runner.stepTime().to_seconds();
   const std::size_t slowest = runner.slowest();
-  const workload::StepDriver& driver = runner.driver(slowest);
+  const runtime::StepDriver& driver = runner.driver(slowest);
   const workload::StepPlan& plan = driver.plan();
   const int tp = runner.plan().tp;
 
   // Bytes each member of a group sent: every algorithm used here is symmetric across members.
   const auto sentPerMember = [&](int replica, int stage) {
-    const workload::CollectiveGroup* group = runner.groupOf(replica, stage);
+    const runtime::CollectiveGroup* group = runner.groupOf(replica, stage);
     return group == nullptr ? 0.0 : group->stats().value("bytes") / tp;
   };
 
@@ -174,7 +174,7 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
   double bytesMoved = 0, flops = 0, vectorOps = 0, weights = 0, kv = 0, collectiveBytes = 0;
   nlohmann::ordered_json chips = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < runner.drivers(); ++i) {
-    const workload::ChipAssignment& member = runner.plan().members[i];
+    const runtime::ChipAssignment& member = runner.plan().members[i];
     const workload::StepPlan& p = runner.driver(i).plan();
     const double sent = sentPerMember(member.replica, member.stage);
     const hw::ChipConfig& chipConfig = platform.chipConfig(member.chip);
@@ -257,7 +257,7 @@ nlohmann::ordered_json decodeResults(const workload::PlatformDecodeRunner& runne
                         : worst.compute >= worst.communication                       ? "compute"
                                                                                      : "communication";
   double hbmPeak = 0.0, flopsPeak = 0.0;
-  for (const workload::ChipAssignment& member : runner.plan().members) {
+  for (const runtime::ChipAssignment& member : runner.plan().members) {
     hbmPeak += platform.chipConfig(member.chip).hbm.bandwidthBytesPerS;
     flopsPeak += platform.chipConfig(member.chip).tensorCore.peakFlops(plan.computePrecision);
   }
@@ -432,8 +432,8 @@ int runCommand(const Args& args, std::ostream& out) {
   std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window
   std::string requests;                                      // a serving run's requests.csv
   if (serving) {
-    workload::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
-                                   inputs.scenarioFiles, !options.exactAllChips);
+    runtime::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
+                                  inputs.scenarioFiles, !options.exactAllChips);
     startRunOutput(options.out);
     if (options.verbose) {
       out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} replicas of tp {}, seed {}\n",
@@ -463,21 +463,19 @@ int runCommand(const Args& args, std::ostream& out) {
         metrics["tokens_in_window"]["input"].get<double>(), metrics["tokens_in_window"]["output"].get<double>()};
     stats = {{platform.stats().name(), platform.stats().toJson()}};
     for (int d = 0; d < engine.replicas(); ++d) {
-      for (const workload::CollectiveGroup* group : engine.groups(d))
+      for (const runtime::CollectiveGroup* group : engine.groups(d))
         stats[group->stats().name()] = group->stats().toJson();
-      for (const workload::PipelineLink* link : engine.stageLinks(d))
+      for (const runtime::PipelineLink* link : engine.stageLinks(d))
         stats[link->stats().name()] = link->stats().toJson();
     }
-    if (const workload::CollectiveGroup* group = engine.expertGroup()) {
+    if (const runtime::CollectiveGroup* group = engine.expertGroup()) {
       stats[group->stats().name()] = group->stats().toJson();
     }
-    if (inputs.platform.placement.kvCache.preemption == hw::KvPreemption::kSwap ||
-        engine.kvPlacement() == "offload_to_host") {
+    if (inputs.platform.placement.kvCache.preemption == hw::KvPreemption::kSwap || engine.kvMode().hostTier) {
       stats[platform.hostStats().name()] = platform.hostStats().toJson();  // the swap or offload traffic's links
     }
   } else {
-    workload::PlatformDecodePlan plan =
-        workload::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);
+    runtime::PlatformDecodePlan plan = runtime::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);
     startRunOutput(options.out);
     if (options.verbose) {
       std::size_t ops = 0;
@@ -486,8 +484,8 @@ int runCommand(const Args& args, std::ostream& out) {
                          inputs.platform.name, options.inputs.platform, inputs.model.name, options.inputs.model,
                          inputs.scenario.name, options.inputs.scenario, plan.members.size(), ops, options.seed);
     }
-    workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode,
-                                          inputs.scenario.stack ? &*inputs.scenario.stack : nullptr);
+    runtime::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode,
+                                         inputs.scenario.stack ? &*inputs.scenario.stack : nullptr);
     sc_core::sc_start();
     platform.settlePower();
     checkCosim();

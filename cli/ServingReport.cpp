@@ -27,7 +27,7 @@ double ratio(double a, double b) {
 
 }  // namespace
 
-nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, const platform::PlatformConfig& platform,
+nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, const platform::PlatformConfig& platform,
                                       const workload::ScenarioConfig& scenario) {
   const workload::ServingMetrics metrics = workload::computeServingMetrics(engine.metricRecords(), engine.window());
   const int chips = static_cast<int>(engine.chipMemory().size());  // every serving chip
@@ -52,7 +52,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
   uint64_t routedLayers = 0;
   uint64_t chipLayers = engine.chipImbalanceLayers();  // experts across replicas; else per replica
   for (int d = 0; d < engine.replicas(); ++d) {
-    const workload::ReplicaStats& s = engine.replicaStats(d);
+    const runtime::ReplicaStats& s = engine.replicaStats(d);
     preemptions += s.preemptions;
     recomputes += s.recomputes;
     swapOuts += s.swapOuts;
@@ -79,9 +79,9 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
     }
     replicas.push_back(
         {{"replica", d},
-         {"role", engine.role(d) == workload::ServingEngine::Role::kPrefill  ? "prefill"
-                  : engine.role(d) == workload::ServingEngine::Role::kDecode ? "decode"
-                                                                             : "both"},
+         {"role", engine.role(d) == runtime::ServingEngine::Role::kPrefill  ? "prefill"
+                  : engine.role(d) == runtime::ServingEngine::Role::kDecode ? "decode"
+                                                                            : "both"},
          {"steps", s.steps},
          {"prefill_only_steps", s.prefillSteps},
          {"decode_only_steps", s.decodeSteps},
@@ -128,7 +128,7 @@ nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, con
                       {"activation_memory_bytes", m.activationBytes},
                       {"kv_cache_capacity_bytes", m.kvCapacityBytes},
                       {"hbm_capacity_bytes", m.hbmBytes}});
-    if (const workload::KvFetcher* f = engine.kvFetcher(m.chip)) {
+    if (const runtime::KvFetcher* f = engine.kvFetcher(m.chip)) {
       // What the chip's fetch engine moved: the transactions, where results.kv_placement counts the plans.
       memory.back()["kv_donor"] =
           f->donor() >= 0 ? nlohmann::ordered_json(platform::PlatformConfig::chipName(f->donor())) : nullptr;
@@ -199,10 +199,10 @@ Json settingJson(const workload::PhaseSetting& s) {
 
 }  // namespace
 
-nlohmann::ordered_json servingPolicyResults(const workload::ServingEngine& engine,
+nlohmann::ordered_json servingPolicyResults(const runtime::ServingEngine& engine,
                                             const workload::ScenarioConfig& scenario) {
   const workload::ServingPolicyConfig& s = scenario.serving;
-  using Role = workload::ServingEngine::Role;
+  using Role = runtime::ServingEngine::Role;
   return {{"kv_cache_placement", engine.kvPlacement()},
           {"prefill_policy", policyJson(s.prefill)},
           {"decode_policy", policyJson(s.decode)},
@@ -213,7 +213,7 @@ nlohmann::ordered_json servingPolicyResults(const workload::ServingEngine& engin
                                                                 : Json(nullptr)}};
 }
 
-nlohmann::ordered_json phaseResults(const workload::ServingEngine& engine, const power::PowerMonitor& power,
+nlohmann::ordered_json phaseResults(const runtime::ServingEngine& engine, const power::PowerMonitor& power,
                                     double endS) {
   const std::vector<int> mirrorOf = engine.mirrorOfChips();
   // Power per serving state, summed over every serving chip (a mirror as its leader).
@@ -274,7 +274,7 @@ nlohmann::ordered_json phaseResults(const workload::ServingEngine& engine, const
   out["idle"] = stateJson(power::ServingState::kIdle);
   for (int d = 0; d < engine.replicas(); ++d) {
     for (const workload::PhaseTransition& t : engine.phaseController(d).transitions()) {
-      if (transitions.size() >= workload::PhaseController::kListedTransitions) break;
+      if (transitions.size() >= runtime::PhaseController::kListedTransitions) break;
       transitions.push_back({{"start_s", t.startS},
                              {"stall_s", t.stallS},
                              {"replica", t.replica},

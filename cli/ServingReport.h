@@ -6,23 +6,23 @@
 #include <string>
 
 #include "platforms/PlatformConfig.h"
+#include "runtime/ServingEngine.h"
 #include "workloads/ScenarioConfig.h"
-#include "workloads/ServingEngine.h"
 
 namespace scoville::cli {
 
 /// results for kind serving: load, placement, metrics (ours, InferenceX's and benchmark_serving's
 /// names), step statistics per replica, KV cache, MoE routing imbalance, memory per chip, roofline
 /// check. Only chips that serve count towards per-chip and per-kW rates.
-nlohmann::ordered_json servingResults(const workload::ServingEngine& engine, const platform::PlatformConfig& platform,
+nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, const platform::PlatformConfig& platform,
                                       const workload::ScenarioConfig& scenario);
 
 /// The serving block as run (`serving_policy`) and what each phase did under it (`phases`): steps,
 /// transitions, active arrays, clocks, achieved FLOP/s and HBM bandwidth against peak, and, with
 /// a power model, energy, power per chip and energy per token (docs/report.md "Phases").
-nlohmann::ordered_json servingPolicyResults(const workload::ServingEngine& engine,
+nlohmann::ordered_json servingPolicyResults(const runtime::ServingEngine& engine,
                                             const workload::ScenarioConfig& scenario);
-nlohmann::ordered_json phaseResults(const workload::ServingEngine& engine, const power::PowerMonitor& power,
+nlohmann::ordered_json phaseResults(const runtime::ServingEngine& engine, const power::PowerMonitor& power,
                                     double endS);
 
 void printServingSummary(std::ostream& out, const std::string& model, const platform::PlatformConfig& platform,

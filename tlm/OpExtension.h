@@ -82,7 +82,7 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   uint64_t tokenCount = 0;                 ///< tokens of a KV op's range
   int32_t srcChip = 0;                     ///< chip that issued the transaction
   int32_t dstChip = 0;                     ///< chip that serves it (kSend: the receiving chip)
-  /// kSend of a mirrored collective group (workload::CollectiveGroup): not null, the message
+  /// kSend of a mirrored collective group (runtime::CollectiveGroup): not null, the message
   /// stands for one from every chip of the list, in list order, to the chip `rotationShift`
   /// places after it in the list (srcChip is the list's first, dstChip the one it sends to). Only
   /// a switch (hw::Switch) serves it; the list outlives the transaction. With `rotations` > 1 it

@@ -404,10 +404,6 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
   return plan;
 }
 
-double kernelRooflineS(const StepPlan& plan, const hw::ChipConfig& chip) {
-  return std::max(plan.memoryBoundS(chip), plan.flops > 0 ? plan.computeBoundS(chip) : 0.0);
-}
-
 std::string kernelClass(const MeasuredKernel& k, const StepPlan& plan, const hw::ChipConfig& chip) {
   if (isHbm(k.kind)) return "hbm";
   if (k.kind == KernelKind::kGemm) {

@@ -125,10 +125,6 @@ KernelDataset loadKernelDataset(const std::string& file);
 /// vectorOps). Throws ConfigError kInvalidConfig when the chip cannot run it (precision).
 StepPlan planKernel(const MeasuredKernel& kernel, const hw::ChipConfig& chip);
 
-/// The kernel's roofline on `chip`: the larger of the plan's HBM bytes over the HBM bandwidth and
-/// its FLOPs over the tensor cores' peak in its precision. No simulated kernel may beat it.
-double kernelRooflineS(const StepPlan& plan, const hw::ChipConfig& chip);
-
 /// The class a kernel is summarised under: "hbm", "attention_decode", "attention_prefill", and
 /// GEMMs by precision and by the bound of their roofline on `chip` (`plan` is the kernel's):
 /// "gemm_bf16_memory" (decode-shaped: the weights' bytes bind), "gemm_bf16_compute", and fp8 alike.

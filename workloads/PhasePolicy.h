@@ -29,6 +29,8 @@
 // does nothing meanwhile (the step starts after the longer of the two) and the chip's power model
 // books the time as its `transition` state. Powering arrays off is immediate.
 //
+// PhaseController (runtime/PhaseController.h) applies these choices to a replica's chips.
+//
 // The timing of a step never comes from this prediction: the chosen clock and array count are
 // applied to the chip (its core clock domain and TensorCore::setActiveArrays) and the step then
 // takes what the modules take.
@@ -38,8 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/Chip.h"
-#include "tlm/power/PowerMonitor.h"
+#include "hw/ChipConfig.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/StepPlan.h"
 
@@ -108,51 +109,6 @@ struct PhaseTransition {
   int replica = 0;
   StepPhase phase = StepPhase::kDecode;
   PhaseSetting from, to;
-};
-
-/// Applies a serving policy to the chips of one replica, step by step (ServingEngine calls it
-/// around every step; see the file comment).
-class PhaseController {
- public:
-  /// `chips`: the replica's chips (all of one type). The policy acts through their power managers
-  /// (never on a clock a DVFS governor owns) and announces what they do on their activity buses.
-  PhaseController(int replica, const ServingPolicyConfig& config, std::vector<hw::Chip*> chips);
-
-  /// Chooses the setting of a step of `phase` whose simulated chips run `plans`, applies it now
-  /// and returns how long the change stalls the chips (0: none); the caller waits that long, then
-  /// calls started().
-  double prepare(StepPhase phase, const std::vector<const StepPlan*>& plans);
-  /// The step's transactions start now.
-  void started();
-  /// The step finished now: `flops`, `bytes` of all its chips, the `tokens` it fed and its
-  /// compute precision.
-  void finished(double flops, double bytes, uint64_t tokens, tlm::Precision precision);
-  /// Chips of the replica.
-  std::size_t chips() const { return m_chips.size(); }
-
-  const std::array<PhaseTotals, kStepPhases>& totals() const { return m_totals; }
-  const PhaseSetting& setting() const { return m_setting; }
-  /// The first kListedTransitions changes.
-  const std::vector<PhaseTransition>& transitions() const { return m_log; }
-  static constexpr std::size_t kListedTransitions = 100;
-
- private:
-  const PhasePolicyConfig& policy(StepPhase phase) const {
-    return phase == StepPhase::kPrefill ? m_config.prefill : m_config.decode;
-  }
-  void enterState(double timeS, power::ServingState state);
-
-  int m_replica;
-  const ServingPolicyConfig& m_config;
-  std::vector<hw::Chip*> m_chips;
-  bool m_governed;
-  hw::ChipConfig m_chip;  ///< the replica's chip type
-  CorePoints m_points;
-  PhaseSetting m_setting;
-  StepPhase m_phase = StepPhase::kDecode;
-  double m_stepStart = 0.0;
-  std::array<PhaseTotals, kStepPhases> m_totals{};
-  std::vector<PhaseTransition> m_log;
 };
 
 }  // namespace scoville::workload

@@ -2,9 +2,9 @@
 // A DMA copy engine: moves bytes between a memory (through an InitiatorPort, in the run's timing
 // mode) and a link (a loosely-timed socket: a host link or a chip's fabric interface), cut into
 // chunks, as the transactions of two legs per chunk. Time comes from the memory and the link;
-// nothing here computes a duration. KV swap (workload::KvSwapper), remote and host KV access
-// (workload::KvFetcher), pipeline hand-off and the disaggregated prompt-KV transfer
-// (workload::PipelineLink) are configurations of it.
+// nothing here computes a duration. KV swap (runtime::KvSwapper), remote and host KV access
+// (runtime::KvFetcher), pipeline hand-off and the disaggregated prompt-KV transfer
+// (runtime::PipelineLink) are configurations of it.
 //
 // The memory leg blocks the engine's thread (the port's transport(): one chunk at a time, the
 // next issued when the previous one has completed); the link leg is handed to the link with its

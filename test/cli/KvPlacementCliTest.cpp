@@ -1,5 +1,5 @@
 // KV-cache placement in serving runs, end to end (scenario key serving.kv_cache_placement,
-// workloads/KvFetcher.h): local keeps every KV byte on its own chip; spill_to_remote reads the
+// runtime/KvFetcher.h): local keeps every KV byte on its own chip; spill_to_remote reads the
 // overflow from the next chip's HBM over the fabric once a chip's own share is full;
 // offload_to_host holds what local HBM cannot in host memory, over the host link; combinations
 // not modelled are refused. tiny-dense on jalapeno-8 (tp 8): each run takes well under a second.

@@ -8,14 +8,14 @@
 #include "hw/Chip.h"
 #include "hw/TensorCore.h"
 #include "platforms/Platform.h"
+#include "runtime/PlatformDecode.h"
+#include "runtime/StepDriver.h"
 #include "test/support/Elaboration.h"
 #include "test/support/Shipped.h"
 #include "test/support/TrafficGenerator.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/ProtocolChecker.h"
-#include "workloads/PlatformDecode.h"
 #include "workloads/SoftwareStack.h"
-#include "workloads/StepDriver.h"
 
 namespace scoville {
 namespace {
@@ -89,13 +89,13 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
   } totals;
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
   workload::StepPlan plan =
-      workload::planDecodeStep(shippedModel("tiny-dense"), test::decodeStep(4, 512), config.chipConfig(0));
+      runtime::planDecodeStep(shippedModel("tiny-dense"), test::decodeStep(4, 512), config.chipConfig(0));
   const double flops = plan.flops;
   const double vectorOps = plan.vectorOps;
   platform::Platform platform("platform", config);
   platform.chip(0).activityBus().subscribe(totals);
-  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram,
-                              tlm::TimingMode::kApproximatelyTimed);
+  runtime::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram,
+                             tlm::TimingMode::kApproximatelyTimed);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();
@@ -217,10 +217,10 @@ TEST(ChipScenario, SentRequestsAreInFlightTogetherInBothModes) {
 double decodeStep(int batch, int context, double maxOverBound, tlm::TimingMode mode) {
   const platform::PlatformConfig config = shippedPlatform("jalapeno");
   workload::StepPlan plan =
-      workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chipConfig(0));
+      runtime::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chipConfig(0));
   const double bound = std::max(plan.memoryBoundS(config.chipConfig(0)), plan.computeBoundS(config.chipConfig(0)));
   platform::Platform platform("platform", config);
-  workload::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram, mode);
+  runtime::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram, mode);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();
@@ -265,15 +265,15 @@ TEST(ChipScenario, DecodeStepAtBatch64StaysAboveItsRoofline) {
 // elaborates a platform of `config` and a driver of the step, under `stack` (null: none).
 struct DecodeStepRig {
   std::vector<std::unique_ptr<platform::Platform>> platforms;
-  std::vector<std::unique_ptr<workload::StepDriver>> drivers;
+  std::vector<std::unique_ptr<runtime::StepDriver>> drivers;
 
-  workload::StepDriver& add(const platform::PlatformConfig& config, int batch,
-                            const workload::SoftwareStackConfig* stack) {
+  runtime::StepDriver& add(const platform::PlatformConfig& config, int batch,
+                           const workload::SoftwareStackConfig* stack) {
     const auto n = drivers.size();
     platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
-    drivers.push_back(std::make_unique<workload::StepDriver>(
+    drivers.push_back(std::make_unique<runtime::StepDriver>(
         fmt::format("driver{}", n).c_str(),
-        workload::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, 2048), config.chipConfig(0)),
+        runtime::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, 2048), config.chipConfig(0)),
         config.chipConfig(0).sram, tlm::TimingMode::kLooselyTimed));
     drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
     drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
@@ -316,8 +316,8 @@ TEST(ChipScenario, AStackWithAKernelLaunchLatencyRunsTheKernelsOneAfterAnother) 
   gpu.kernelLaunchS = 5e-6;
   const sc_core::sc_time launch(gpu.kernelLaunchS, sc_core::SC_SEC);
   DecodeStepRig rig;
-  const workload::StepDriver& streamed = rig.add(config, 4, nullptr);
-  const workload::StepDriver& launched = rig.add(config, 4, &gpu);
+  const runtime::StepDriver& streamed = rig.add(config, 4, nullptr);
+  const runtime::StepDriver& launched = rig.add(config, 4, &gpu);
   sc_core::sc_start();
   for (const auto& d : rig.drivers) ASSERT_TRUE(d->finished()) << d->error();
   const auto& ops = launched.plan().ops;

@@ -9,13 +9,13 @@
 
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
+#include "runtime/PlatformDecode.h"
 #include "test/support/Elaboration.h"
 #include "test/support/Shipped.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
 #include "tlm/config/Units.h"
-#include "workloads/PlatformDecode.h"
 
 namespace scoville::test {
 namespace {
@@ -80,7 +80,7 @@ TEST(PlatformFit, ModelThatDoesNotFitIsRefusedWithPerChipNumbers) {
   config.placement.tp = 1;
   config.placement.dp = 8;
   try {
-    workload::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024));
+    runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024));
     ADD_FAILURE() << "a 141 GB model accepted on 80 GB chips";
   } catch (const config::ConfigError& e) {
     EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
@@ -97,8 +97,8 @@ TEST(PlatformFit, ModelThatDoesNotFitIsRefusedWithPerChipNumbers) {
   // Tensor-parallel 8 ways it fits: each chip holds about an eighth.
   config.placement.tp = 8;
   config.placement.dp = 1;
-  const workload::PlatformDecodePlan plan =
-      workload::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024));
+  const runtime::PlatformDecodePlan plan =
+      runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024));
   ASSERT_EQ(plan.plans.size(), 8u);
   EXPECT_LT(plan.plans[0].weightBytes, 141.1e9 / 8 * 1.01);
 }
@@ -106,12 +106,12 @@ TEST(PlatformFit, ModelThatDoesNotFitIsRefusedWithPerChipNumbers) {
 TEST(PlatformFit, ShardsPartitionTheModel) {
   const workload::ModelConfig model = shippedModel("llama-3.1-70b");
   const hw::ChipConfig chip = shippedPlatform("jalapeno").chipConfig(0);
-  const workload::StepPlan whole = workload::planDecodeStep(model, decodeStep(4, 512), chip);
+  const workload::StepPlan whole = runtime::planDecodeStep(model, decodeStep(4, 512), chip);
   EXPECT_DOUBLE_EQ(whole.weightBytes, model.weightBytes());
   double weights = 0, flops = 0, kv = 0;
   const int tp = 8;
   for (int r = 0; r < tp; ++r) {
-    const workload::StepPlan part = workload::planDecodeStep(model, decodeStep(4, 512), chip, {tp, r});
+    const workload::StepPlan part = runtime::planDecodeStep(model, decodeStep(4, 512), chip, {tp, r});
     weights += part.weightBytes;
     flops += part.flops;
     kv += part.kvBytes;
@@ -128,13 +128,13 @@ TEST(PlatformFit, ShardsPartitionTheModel) {
 TEST(PlatformFit, PipelineStagesPartitionTheLayers) {
   const workload::ModelConfig model = shippedModel("llama-3.1-70b");
   const hw::ChipConfig chip = shippedPlatform("jalapeno").chipConfig(0);
-  const workload::StepPlan whole = workload::planDecodeStep(model, decodeStep(2, 512), chip);
+  const workload::StepPlan whole = runtime::planDecodeStep(model, decodeStep(2, 512), chip);
   const int tp = 2;
   const int pp = 3;  // 80 layers: 27, 27, 26
   double weights = 0, flops = 0, kv = 0, bytes = 0;
   for (int stage = 0; stage < pp; ++stage) {
     for (int r = 0; r < tp; ++r) {
-      const workload::StepPlan part = workload::planDecodeStep(model, decodeStep(2, 512), chip, {tp, r, pp, stage});
+      const workload::StepPlan part = runtime::planDecodeStep(model, decodeStep(2, 512), chip, {tp, r, pp, stage});
       weights += part.weightBytes;
       flops += part.flops;
       kv += part.kvBytes;
@@ -151,7 +151,7 @@ TEST(PlatformFit, PipelineStagesPartitionTheLayers) {
   EXPECT_DOUBLE_EQ(weights, model.weightBytes() + (tp - 1) * norms);
   EXPECT_DOUBLE_EQ(kv, whole.kvBytes);
   EXPECT_NEAR(flops / whole.flops, 1.0, 1e-9);
-  EXPECT_THROW(workload::planDecodeStep(model, decodeStep(1, 16), chip, {1, 0, 81, 0}), config::ConfigError);
+  EXPECT_THROW(runtime::planDecodeStep(model, decodeStep(1, 16), chip, {1, 0, 81, 0}), config::ConfigError);
 }
 
 // gpt-oss-120b attends to a 128-token window on every second layer: as in serving, those layers
@@ -171,12 +171,12 @@ TEST(PlatformFit, SlidingWindowLayersHoldOnlyTheirWindow) {
   const int fits = static_cast<int>(free / static_cast<double>(request));
   ASSERT_GE(fits, 2);
   ASSERT_GT(fits * planner.stageLayers() * perLayer, free) << "every layer at full context would not fit";
-  const workload::StepPlan plan = workload::planDecodeStep(model, decodeStep(fits, static_cast<int>(context)), chip);
+  const workload::StepPlan plan = runtime::planDecodeStep(model, decodeStep(fits, static_cast<int>(context)), chip);
   // The cache after the step: 64 Ki tokens of the full layers, 128 of the window layers.
   EXPECT_DOUBLE_EQ(plan.kvBytes, static_cast<double>(fits * planner.stageLayers() / 2 *
                                                      planner.kvBytesPerTokenPerLayer() * (context + 1 + 128)));
   try {
-    workload::planDecodeStep(model, decodeStep(fits + 1, static_cast<int>(context)), chip);
+    runtime::planDecodeStep(model, decodeStep(fits + 1, static_cast<int>(context)), chip);
     ADD_FAILURE() << "one request more than the HBM holds accepted";
   } catch (const config::ConfigError& e) {
     EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
@@ -194,13 +194,13 @@ TEST(PlatformScenario, PipelineStagesRunInTurn) {
   platform::PlatformConfig config = shippedPlatform("jalapeno-8");
   config.placement.tp = 1;
   config.placement.pp = 8;
-  workload::PlatformDecodePlan plan =
-      workload::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(1, 2048));
+  runtime::PlatformDecodePlan plan =
+      runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(1, 2048));
   const hw::ChipConfig& chip = config.chipConfig(0);
   double sumOfBounds = 0.0;
   for (const workload::StepPlan& p : plan.plans) sumOfBounds += std::max(p.memoryBoundS(chip), p.computeBoundS(chip));
   platform::Platform platform("platform", config);
-  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
+  runtime::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
   sc_core::sc_start();
   ASSERT_EQ(runner.error(), "");
   ASSERT_TRUE(runner.finished());
@@ -243,8 +243,8 @@ class ReferencePlatform : public ::testing::TestWithParam<const char*> {};
 TEST_P(ReferencePlatform, ElaboratesAndRunsATinyWorkload) {
   claimElaboration();
   const platform::PlatformConfig config = shippedPlatform(GetParam());
-  workload::PlatformDecodePlan plan =
-      workload::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(2 * config.placement.dp, 512));
+  runtime::PlatformDecodePlan plan =
+      runtime::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(2 * config.placement.dp, 512));
   std::vector<double> bounds;
   for (std::size_t i = 0; i < plan.plans.size(); ++i) {
     const hw::ChipConfig& chip = config.chipConfig(plan.members[i].chip);
@@ -258,7 +258,7 @@ TEST_P(ReferencePlatform, ElaboratesAndRunsATinyWorkload) {
   } links;
   platform::Platform platform("platform", config);
   platform.networkActivity().subscribe(links);
-  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
+  runtime::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
   sc_core::sc_start();
   ASSERT_EQ(runner.error(), "");
   ASSERT_TRUE(runner.finished());
@@ -292,15 +292,15 @@ INSTANTIATE_TEST_SUITE_P(Shipped, ReferencePlatform,
 TEST(PlatformScenario, TensorParallelStepPaysForItsCollectives) {
   claimElaboration();
   const platform::PlatformConfig config = shippedPlatform("jalapeno-8");
-  workload::PlatformDecodePlan plan =
-      workload::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(16, 2048));
+  runtime::PlatformDecodePlan plan =
+      runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(16, 2048));
   const hw::ChipConfig& chip = config.chipConfig(0);
   double worstBound = 0.0;
   for (const workload::StepPlan& p : plan.plans) {
     worstBound = std::max({worstBound, p.memoryBoundS(chip), p.computeBoundS(chip)});
   }
   platform::Platform platform("platform", config);
-  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
+  runtime::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
   sc_core::sc_start();
   ASSERT_TRUE(runner.finished()) << runner.error();
   const double step = runner.stepTime().to_seconds();
@@ -323,10 +323,10 @@ TEST(PlatformScenario, DirectAllReduceApproachesItsWireTime) {
   platform::PlatformConfig config = shippedPlatform("jalapeno-8");
   config.placement.allReduce = hw::CollectiveAlgorithm::kDirect;  // the algorithm under test
   // tiny-dense has hidden 1024: 512 requests make 1 MiB of BF16 activations.
-  workload::PlatformDecodePlan plan =
-      workload::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(512, 64));
+  runtime::PlatformDecodePlan plan =
+      runtime::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(512, 64));
   platform::Platform platform("platform", config);
-  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
+  runtime::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
   sc_core::sc_start();
   ASSERT_TRUE(runner.finished()) << runner.error();
   const hw::LinkConfig& link = config.chipConfig(0).fabricPorts.link;
@@ -334,7 +334,7 @@ TEST(PlatformScenario, DirectAllReduceApproachesItsWireTime) {
   const double latency = 2 * link.latencyS + config.network.fabricSwitch->hopLatencyS;
   int checked = 0;
   for (std::size_t i = 0; i < runner.drivers(); ++i) {
-    const workload::StepDriver& driver = runner.driver(i);
+    const runtime::StepDriver& driver = runner.driver(i);
     for (std::size_t op = 0; op < driver.plan().ops.size(); ++op) {
       if (driver.plan().ops[op].name != "o_proj" || driver.plan().ops[op].after.bytes != (1u << 20)) continue;
       const auto& t = driver.timings()[op];
@@ -402,10 +402,10 @@ class TopologyPlatform : public ::testing::TestWithParam<int> {};
 TEST_P(TopologyPlatform, RunsATensorParallelDecodeStep) {
   claimElaboration();
   const platform::PlatformConfig config = topologyPlatform(kTopologies[GetParam()][1]);
-  workload::PlatformDecodePlan plan =
-      workload::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(8, 512));
+  runtime::PlatformDecodePlan plan =
+      runtime::planPlatformDecodeStep(config, shippedModel("tiny-dense"), decodeStep(8, 512));
   platform::Platform platform("platform", config);
-  workload::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
+  runtime::PlatformDecodeRunner runner("workload", platform, std::move(plan), tlm::TimingMode::kLooselyTimed);
   sc_core::sc_start();
   ASSERT_EQ(runner.error(), "");
   ASSERT_TRUE(runner.finished());

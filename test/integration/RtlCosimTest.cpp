@@ -13,6 +13,7 @@
 #include "hw/TensorCore.h"
 #include "hw/rtl/RtlTensorCore.h"
 #include "platforms/Platform.h"
+#include "runtime/PlatformDecode.h"
 #include "test/support/Elaboration.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
@@ -20,7 +21,6 @@
 #include "tlm/PayloadPool.h"
 #include "tlm/ProtocolChecker.h"
 #include "tlm/config/Loader.h"
-#include "workloads/PlatformDecode.h"
 
 namespace scoville {
 namespace {
@@ -483,9 +483,9 @@ TEST(RtlCosimPlatform, LockstepCatchesTheFaultyBlockOnAPlatformRun) {
   const workload::ModelConfig model =
       workload::ModelConfig::schema().parse(config::loadConfigFile("model", kCosimModel));
   platform::Platform platform("platform", config);
-  workload::PlatformDecodeRunner runner("workload", platform,
-                                        workload::planPlatformDecodeStep(config, model, test::decodeStep(1, 256)),
-                                        tlm::TimingMode::kLooselyTimed);
+  runtime::PlatformDecodeRunner runner("workload", platform,
+                                       runtime::planPlatformDecodeStep(config, model, test::decodeStep(1, 256)),
+                                       tlm::TimingMode::kLooselyTimed);
   sc_core::sc_start();
   ASSERT_TRUE(runner.finished()) << runner.error();
   const std::string failure = platform.chip(0).cosimFailure();

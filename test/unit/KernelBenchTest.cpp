@@ -12,6 +12,7 @@
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
 #include "workloads/KernelBench.h"
+#include "workloads/Roofline.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::workload {
@@ -112,13 +113,13 @@ TEST(KernelPlan, AGemmStreamsItsWeightsOnceInPlannerTilesAndComputesTwoMNK) {
     EXPECT_EQ(plan.ops[i].gemms[0].n, expected[i].gemms[0].n);
   }
   // Roofline: the weights' bytes bind at M = 64 on this chip, the FLOPs at M = 16384.
-  EXPECT_DOUBLE_EQ(kernelRooflineS(plan, h200()), plan.bytesMoved / h200().hbm.bandwidthBytesPerS);
+  EXPECT_DOUBLE_EQ(rooflineBoundS(plan, h200()), plan.bytesMoved / h200().hbm.bandwidthBytesPerS);
   EXPECT_EQ(kernelClass(k, plan, h200()), "gemm_bf16_memory");
   const MeasuredKernel big = kernel("- {id: g, kind: gemm, precision: fp8, m: 16384, k: 8192, n: 8192, time: 1 ms}\n");
   const StepPlan bigPlan = planKernel(big, h200());
   EXPECT_EQ(bigPlan.computePrecision, tlm::Precision::kFp8);
   EXPECT_DOUBLE_EQ(bigPlan.bytesMoved, 8192.0 * 8192);
-  EXPECT_DOUBLE_EQ(kernelRooflineS(bigPlan, h200()), bigPlan.flops / h200().tensorCore.peakFlops(tlm::Precision::kFp8));
+  EXPECT_DOUBLE_EQ(rooflineBoundS(bigPlan, h200()), bigPlan.flops / h200().tensorCore.peakFlops(tlm::Precision::kFp8));
   EXPECT_EQ(kernelClass(big, bigPlan, h200()), "gemm_fp8_compute");
 }
 
@@ -197,7 +198,7 @@ TEST(KernelDataset, TheShippedH200DatasetLoadsAndEveryKernelPlans) {
     SCOPED_TRACE(k.id);
     const StepPlan plan = planKernel(k, h200());
     EXPECT_GT(plan.bytesMoved, 0.0);
-    EXPECT_GT(kernelRooflineS(plan, h200()), 0.0);
+    EXPECT_GT(rooflineBoundS(plan, h200()), 0.0);
   }
 }
 

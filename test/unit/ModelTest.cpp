@@ -1,16 +1,17 @@
 #include <gtest/gtest.h>
 
 #include "hw/ChipConfig.h"
+#include "runtime/PlatformDecode.h"
 #include "test/support/Shipped.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Loader.h"
 #include "workloads/ModelConfig.h"
-#include "workloads/PlatformDecode.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::workload {
 namespace {
 
+using runtime::planDecodeStep;
 using test::decodeStep;
 using test::shippedModel;
 

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "platforms/PlatformConfig.h"
+#include "runtime/PlatformDecode.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
 #include "tlm/config/Loader.h"
-#include "workloads/PlatformDecode.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::platform {
@@ -206,7 +206,7 @@ TEST(PlatformConfig, TensorParallelismMustLeaveEveryRankWork) {
   model.ffnIntermediate = 4;
   const hw::ChipConfig chip = test::shippedPlatform("jalapeno").chipConfig(0);
   try {
-    workload::planDecodeStep(model, test::decodeStep(1, 16), chip, {8, 0});
+    runtime::planDecodeStep(model, test::decodeStep(1, 16), chip, {8, 0});
     ADD_FAILURE() << "ffn_intermediate 4 split 8 ways accepted";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidConfig);

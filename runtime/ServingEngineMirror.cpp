@@ -3,9 +3,11 @@
 // (see ServingEngine.h).
 #include <algorithm>
 
-#include "workloads/ServingEngine.h"
+#include "runtime/ServingEngine.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 void ServingEngine::decideMirrors(Replica& r, bool mirror, const platform::PlatformConfig& config) {
   for (int c = 0; c < m_tp * m_pp; ++c) {
@@ -43,4 +45,4 @@ int ServingEngine::mirroredChips() const {
   return mirrored;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

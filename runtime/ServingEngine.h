@@ -54,31 +54,39 @@
 #include <vector>
 
 #include "platforms/Platform.h"
+#include "runtime/CollectiveGroup.h"
+#include "runtime/KvFetcher.h"
+#include "runtime/KvPlacementMode.h"
+#include "runtime/KvSwapper.h"
+#include "runtime/PhaseController.h"
+#include "runtime/PipelineLink.h"
+#include "runtime/StepDriver.h"
 #include "tlm/TimingMode.h"
 #include "tlm/stats/StatsGroup.h"
-#include "workloads/CollectiveGroup.h"
-#include "workloads/KvFetcher.h"
-#include "workloads/KvSwapper.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ModelConfig.h"
-#include "workloads/PhasePolicy.h"
-#include "workloads/PipelineLink.h"
 #include "workloads/Routing.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/ScenarioFiles.h"
 #include "workloads/ServingMetrics.h"
 #include "workloads/ServingScheduler.h"
-#include "workloads/StepDriver.h"
 #include "workloads/StepPlan.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
-/// Files a scenario refers to, resolved by the loader, and the platform file it runs on.
-struct ScenarioFiles {
-  std::string loadTrace;
-  std::string routingTrace;
-  std::string platform;  ///< the platform file (for messages about its keys); may be empty
-  std::string scenario;  ///< the scenario file (for messages about its keys); may be empty
-};
+using workload::Arrival;
+using workload::LoadGenerator;
+using workload::ModelConfig;
+using workload::RequestRecord;
+using workload::RoutingModel;
+using workload::ScenarioConfig;
+using workload::ScenarioFiles;
+using workload::ServingScheduler;
+using workload::ServingWindow;
+using workload::StepBatch;
+using workload::StepOutcome;
+using workload::StepPlan;
+using workload::StepPlanner;
 
 /// Where one op class's time went on a replica's first chip, summed over steps.
 struct OpTotals {
@@ -212,7 +220,9 @@ class ServingEngine : public sc_core::sc_module {
   /// The KV placement policy the replicas' caches use (the serving block's or the platform's).
   const std::string& kvPlacement() const { return m_kvPlacement; }
   /// Whether the placement puts running requests' KV off the chips (spill_to_remote, offload_to_host).
-  bool offChipKv() const { return m_kvPlacement == "spill_to_remote" || m_kvPlacement == "offload_to_host"; }
+  bool offChipKv() const { return m_kvMode->offChip(); }
+  /// The tiers that placement gives a replica's cache.
+  const KvPlacementMode& kvMode() const { return *m_kvMode; }
   /// Off-chip KV placement: the fetch engine of platform chip `chip` (null without one).
   const KvFetcher* kvFetcher(int chip) const;
   /// Requests one replica admits at once (serving.max_concurrent_users; 0: no cap), by role.
@@ -319,6 +329,7 @@ class ServingEngine : public sc_core::sc_module {
   double m_tightestRatio = 0.0;
   uint64_t m_kvCapacityTokens = 0;
   std::string m_kvPlacement;
+  const KvPlacementMode* m_kvMode = nullptr;  // the row of m_kvPlacement
   std::map<Role, std::size_t> m_maxResident;
   int m_nextReplica = 0;
   std::vector<int> m_entry;     // replicas requests enter at (all, or the prefill pool)
@@ -334,4 +345,4 @@ class ServingEngine : public sc_core::sc_module {
   uint64_t m_chipImbalanceLayers = 0;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -34,7 +34,11 @@
 #include "tlm/stats/StatsGroup.h"
 #include "workloads/StepPlan.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::MemoryAccess;
+using workload::PlannedOp;
+using workload::StepPlan;
 
 class KvFetcher : public sc_core::sc_module {
   // First: the public sockets below are theirs.
@@ -97,4 +101,4 @@ class KvFetcher : public sc_core::sc_module {
   stats::Counter& m_transfers;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -1,8 +1,10 @@
-#include "workloads/PipelineLink.h"
+#include "runtime/PipelineLink.h"
 
 #include <fmt/format.h>
 
-namespace scoville::workload {
+#include "tlm/OpExtension.h"
+
+namespace scoville::runtime {
 
 namespace {
 
@@ -54,4 +56,4 @@ void PipelineLink::receive() {
   ++m_received;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

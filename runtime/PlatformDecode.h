@@ -11,15 +11,22 @@
 
 #include "platforms/Platform.h"
 #include "platforms/PlatformConfig.h"
+#include "runtime/CollectiveGroup.h"
+#include "runtime/PipelineLink.h"
+#include "runtime/StepDriver.h"
 #include "tlm/TimingMode.h"
-#include "workloads/CollectiveGroup.h"
 #include "workloads/ModelConfig.h"
-#include "workloads/PipelineLink.h"
 #include "workloads/ScenarioConfig.h"
-#include "workloads/StepDriver.h"
 #include "workloads/StepPlan.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::ModelConfig;
+using workload::ModelShard;
+using workload::ScenarioConfig;
+using workload::SoftwareStackConfig;
+using workload::StepPlan;
+using workload::StepPlanner;
 
 /// One chip's part of the step.
 struct ChipAssignment {
@@ -97,4 +104,4 @@ class PlatformDecodeRunner : public sc_core::sc_module {
   std::vector<std::unique_ptr<PipelineLink>> m_links;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -25,7 +25,10 @@
 #include "tlm/TimingMode.h"
 #include "workloads/ServingScheduler.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::KvSwap;
+using workload::ServingScheduler;
 
 class KvSwapper : public sc_core::sc_module {
   hw::CopyEngine m_engine;  // first: the public sides below are its ports
@@ -58,4 +61,4 @@ class KvSwapper : public sc_core::sc_module {
   std::string m_error;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

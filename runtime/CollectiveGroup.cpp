@@ -1,4 +1,4 @@
-#include "workloads/CollectiveGroup.h"
+#include "runtime/CollectiveGroup.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,7 +8,7 @@
 #include "tlm/OpExtension.h"
 #include "tlm/PayloadBuilder.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 hw::CollectiveAlgorithm resolveAutoAlgorithm(hw::CollectiveKind kind, int members, uint64_t bytes,
                                              const CollectiveCost& cost) {
@@ -218,4 +218,4 @@ bool CollectiveGroup::run(int rank, const PlannedCollective& collective, uint32_
   return true;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -7,11 +7,13 @@
 #include <memory>
 #include <utility>
 
+#include "runtime/ServingEngine.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
-#include "workloads/ServingEngine.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const Replica& r,
                                   const hw::KvModelShape& shape, uint64_t blockTokens,
@@ -34,12 +36,12 @@ uint64_t ServingEngine::swapSpace(const platform::PlatformConfig& config, const 
         fmt::format("{}, but each chip's share of host memory "
                     "('platform.host.memory' {} / 'platform.host.chips_per_host' {} = {}) cannot hold one KV block "
                     "of model '{}' on a chip ({}, {} tokens): give the host more memory, or {}",
-                    m_kvPlacement == "offload_to_host" ? "KV-cache placement is offload_to_host"
-                                                       : "'platform.placement.kv_cache.preemption' is swap",
+                    m_kvMode->hostTier ? "KV-cache placement is offload_to_host"
+                                       : "'platform.placement.kv_cache.preemption' is swap",
                     config::formatQuantity(config.host.memoryBytes, config::dim::kBytes), config.host.chipsPerHost,
                     config::formatQuantity(static_cast<double>(share), config::dim::kBytes), m_model.name,
                     config::formatQuantity(static_cast<double>(tightestSlice), config::dim::kBytes), blockTokens,
-                    m_kvPlacement == "offload_to_host" ? "place KV locally" : "use preemption recompute"));
+                    m_kvMode->hostTier ? "place KV locally" : "use preemption recompute"));
   }
   return blocks * shape.bytesPerTokenPerLayer * shape.layers * blockTokens;
 }
@@ -67,10 +69,10 @@ hw::KvTierCapacities ServingEngine::kvCapacities(const platform::PlatformConfig&
   hw::KvTierCapacities capacities;
   capacities.localHbmBytes = kvBytes;
   const hw::KvCacheConfig& cache = config.placement.kvCache;
-  if (cache.preemption == hw::KvPreemption::kSwap || m_kvPlacement == "offload_to_host") {
+  if (cache.preemption == hw::KvPreemption::kSwap || m_kvMode->hostTier) {
     capacities.hostBytes = swapSpace(config, r, shape, static_cast<uint64_t>(cache.blockTokens), platformFile);
   }
-  if (m_kvPlacement == "spill_to_remote") {
+  if (m_kvMode->remoteTier) {
     // Each chip lends its share to the previous chip of the pool (attachFetchers) and keeps the rest.
     capacities.remoteHbmBytes = static_cast<uint64_t>(m_scenario.serving.kvRemoteShare * static_cast<double>(kvBytes));
     capacities.localHbmBytes = kvBytes - capacities.remoteHbmBytes;
@@ -81,7 +83,7 @@ hw::KvTierCapacities ServingEngine::kvCapacities(const platform::PlatformConfig&
 void ServingEngine::attachFetchers(platform::Platform& platform, tlm::TimingMode mode, const ScenarioFiles& files,
                                    std::vector<std::string>& misfits) {
   const platform::PlatformConfig& config = platform.config();
-  const bool spill = m_kvPlacement == "spill_to_remote";
+  const bool spill = m_kvMode->remoteTier;
   const auto bytesText = [](double bytes) { return config::formatQuantity(bytes, config::dim::kBytes); };
   // The chips of each pool in replica order; a chip's donor is the next one, the last chip's the first.
   std::map<Role, std::vector<std::pair<Replica*, std::size_t>>> pools;
@@ -204,4 +206,4 @@ bool ServingEngine::runSwaps(const std::vector<Replica*>& replicas) {
   return false;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -24,15 +24,19 @@
 #include <vector>
 
 #include "hw/ChipConfig.h"
+#include "runtime/CollectiveGroup.h"
+#include "runtime/PipelineLink.h"
 #include "tlm/InitiatorPort.h"
 #include "tlm/PayloadPool.h"
 #include "tlm/TimingMode.h"
-#include "workloads/CollectiveGroup.h"
-#include "workloads/PipelineLink.h"
 #include "workloads/SoftwareStack.h"
 #include "workloads/StepPlan.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::PlannedOp;
+using workload::SoftwareStackConfig;
+using workload::StepPlan;
 
 class KvFetcher;
 
@@ -173,4 +177,4 @@ class StepDriver : public sc_core::sc_module {
   int m_rank = 0;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <array>
 
+#include "runtime/ServingEngine.h"
 #include "tlm/config/ConfigError.h"
-#include "workloads/ServingEngine.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 using config::ConfigError;
 using config::ErrorKind;
@@ -50,7 +52,7 @@ void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, c
   const ServingPolicyConfig& serving = m_scenario.serving;
   const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
   const std::string placement = serving.kvPlacementPolicy(config.placement.kvCache.placement);
-  if (placement == "spill_to_remote" || placement == "offload_to_host") {
+  if (KvPlacementMode::of(placement).offChip()) {
     const std::string where = serving.kvCachePlacement == ServingPolicyConfig::KvPlacement::kPlatform
                                   ? "the platform's placement.kv_cache.placement"
                                   : "serving.kv_cache_placement";
@@ -121,4 +123,4 @@ void ServingEngine::checkReplicaPolicy(const Replica& r, const platform::Platfor
   }
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

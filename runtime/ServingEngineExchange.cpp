@@ -6,9 +6,11 @@
 #include <cmath>
 #include <memory>
 
-#include "workloads/ServingEngine.h"
+#include "runtime/ServingEngine.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 void ServingEngine::lockstepLoop() {
   const std::size_t members = m_replicas.size();
@@ -133,4 +135,4 @@ void ServingEngine::transferKv(uint64_t id, int from, int to) {
   dst.work.notify(sc_core::SC_ZERO_TIME);
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -1,25 +1,25 @@
-#include "workloads/ServingEngine.h"
+#include "runtime/ServingEngine.h"
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 
 #include "hw/kv/KvPlacementPolicy.h"
+#include "runtime/PlatformDecode.h"
 #include "tlm/config/ConfigError.h"
 #include "tlm/config/Units.h"
-#include "workloads/PlatformDecode.h"
+#include "workloads/Roofline.h"
 
 #include <memory>
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 using config::ConfigError;
 using config::ErrorKind;
 
 namespace {
-
-/// A step may not beat a bound by more than rounding (time is in picoseconds).
-constexpr double kRooflineSlack = 1e-9;
 
 std::string bytesText(double bytes) {
   return config::formatQuantity(bytes, config::dim::kBytes);
@@ -68,6 +68,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
   m_tp = placement.tp;
   checkServingPolicy(config, files);
   m_kvPlacement = scenario.serving.kvPlacementPolicy(placement.kvCache.placement);
+  m_kvMode = &KvPlacementMode::of(m_kvPlacement);
   // Attention data parallelism with the experts spread over the replicas (tp 1, ep = dp): every
   // replica steps in lockstep, its tokens reaching the experts' chips by all-to-all.
   m_expertsAcross = model.family == ModelFamily::kMoe && placement.ep > 1 && placement.ep != placement.tp;
@@ -475,11 +476,11 @@ void ServingEngine::finishStep(Replica& r, const StepBatch& batch, const sc_core
     for (std::size_t c = 0; c < r.drivers.size(); ++c) {
       const StepPlan& plan = r.drivers[c]->plan();
       const hw::ChipConfig& chip = r.planners[c]->chip();
-      const double bound = std::max(plan.memoryBoundS(chip), plan.computeBoundS(chip));
+      const double bound = workload::rooflineBoundS(plan, chip);
       if (bound <= 0) continue;
       const double ratio = step / bound;
       if (m_tightestRatio == 0.0 || ratio < m_tightestRatio) m_tightestRatio = ratio;
-      if (step + kRooflineSlack < bound) ++m_rooflineViolations;
+      if (workload::beatsRoofline(step, bound)) ++m_rooflineViolations;
     }
     // Step statistics.
     ReplicaStats& s = r.stats;
@@ -568,4 +569,4 @@ void ServingEngine::onStepDone(Replica& r, const std::vector<StepOutcome>& outco
   }
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -24,7 +24,10 @@
 #include "tlm/stats/StatsGroup.h"
 #include "workloads/StepPlan.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::PlannedCollective;
+using workload::StepPlan;
 
 /// What the alpha-beta estimate behind CollectiveAlgorithm::kAuto knows of a member chip.
 struct CollectiveCost {
@@ -118,4 +121,4 @@ class CollectiveGroup : public sc_core::sc_module {
   stats::Counter& m_time;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

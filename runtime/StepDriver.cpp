@@ -1,12 +1,12 @@
-#include "workloads/StepDriver.h"
+#include "runtime/StepDriver.h"
 
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "runtime/KvFetcher.h"
 #include "tlm/PayloadBuilder.h"
-#include "workloads/KvFetcher.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 StepDriver::StepDriver(const sc_core::sc_module_name& name, const hw::SramConfig& sram, tlm::TimingMode mode)
     : sc_core::sc_module(name),
@@ -310,4 +310,4 @@ bool StepDriver::runAfter(const PlannedOp& op, std::size_t i) {
   return true;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

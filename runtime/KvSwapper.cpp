@@ -1,10 +1,11 @@
-#include "workloads/KvSwapper.h"
+#include "runtime/KvSwapper.h"
 
 #include <fmt/format.h>
 
-#include "workloads/StepDriver.h"
+#include "runtime/StepDriver.h"
+#include "tlm/OpExtension.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 namespace {
 
@@ -73,4 +74,4 @@ bool KvSwapper::copy(const hw::KvBlockAllocator& kv, const KvSwap& swap) {
   return false;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -1,10 +1,11 @@
-#include "workloads/KvFetcher.h"
+#include "runtime/KvFetcher.h"
 
 #include <fmt/format.h>
 
-#include "workloads/StepDriver.h"
+#include "runtime/StepDriver.h"
+#include "tlm/OpExtension.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 namespace {
 
@@ -121,4 +122,4 @@ bool KvFetcher::onHost(const MemoryAccess& access, const PlannedOp& op) {
   return true;
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

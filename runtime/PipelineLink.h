@@ -13,7 +13,7 @@
 #include "hw/dma/CopyEngine.h"
 #include "tlm/stats/StatsGroup.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 class PipelineLink : public sc_core::sc_module {
   hw::CopyEngine m_engine;  // first: the public socket is its link
@@ -48,4 +48,4 @@ class PipelineLink : public sc_core::sc_module {
   stats::Counter& m_time;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

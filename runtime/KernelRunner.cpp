@@ -1,8 +1,8 @@
-#include "workloads/KernelRunner.h"
+#include "runtime/KernelRunner.h"
 
 #include <utility>
 
-namespace scoville::workload {
+namespace scoville::runtime {
 
 KernelRunner::KernelRunner(const sc_core::sc_module_name& name, platform::Platform& platform, int chip,
                            std::vector<StepPlan> plans, tlm::TimingMode mode, const SoftwareStackConfig* stack)
@@ -37,4 +37,4 @@ void KernelRunner::run() {
   }
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

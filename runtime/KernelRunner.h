@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "platforms/Platform.h"
+#include "runtime/StepDriver.h"
 #include "tlm/TimingMode.h"
 #include "workloads/SoftwareStack.h"
-#include "workloads/StepDriver.h"
 #include "workloads/StepPlan.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using workload::SoftwareStackConfig;
+using workload::StepPlan;
 
 class KernelRunner : public sc_core::sc_module {
  public:
@@ -47,4 +50,4 @@ class KernelRunner : public sc_core::sc_module {
   std::vector<Outcome> m_outcomes;
 };
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime

@@ -1,4 +1,4 @@
-#include "workloads/PlatformDecode.h"
+#include "runtime/PlatformDecode.h"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -10,7 +10,9 @@
 #include "workloads/Routing.h"
 #include "workloads/StepPlanSizes.h"
 
-namespace scoville::workload {
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
 
 using config::ConfigError;
 using config::ErrorKind;
@@ -222,4 +224,4 @@ sc_core::sc_time PlatformDecodeRunner::stepTime() const {
   return m_drivers.empty() ? sc_core::SC_ZERO_TIME : m_drivers[slowest()]->stepTime();
 }
 
-}  // namespace scoville::workload
+}  // namespace scoville::runtime
