@@ -4,31 +4,6 @@
 
 namespace scoville::tlm {
 
-const char* opKindName(OpKind kind) {
-  switch (kind) {
-    case OpKind::kRead: return "read";
-    case OpKind::kWrite: return "write";
-    case OpKind::kKvRead: return "kv_read";
-    case OpKind::kKvAppend: return "kv_append";
-    case OpKind::kGemm: return "gemm";
-    case OpKind::kVector: return "vector";
-    case OpKind::kSend: return "send";
-  }
-  return "?";
-}
-
-const char* opBlockName(OpBlock block) {
-  switch (block) {
-    case OpBlock::kEmbedding: return "embedding";
-    case OpBlock::kAttention: return "attention";
-    case OpBlock::kDenseFfn: return "dense_ffn";
-    case OpBlock::kMoe: return "moe";
-    case OpBlock::kLmHead: return "lm_head";
-    case OpBlock::kOther: return "other";
-  }
-  return "?";
-}
-
 OpExtension& opOf(::tlm::tlm_generic_payload& payload) {
   OpExtension* ext = payload.get_extension<OpExtension>();
   if (ext == nullptr) throw std::logic_error("payload without scoville::tlm::OpExtension");

@@ -14,7 +14,7 @@
 
 #include "hw/ChipConfig.h"
 #include "hw/kv/KvBlockAllocator.h"
-#include "tlm/OpExtension.h"
+#include "tlm/OpTypes.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
 

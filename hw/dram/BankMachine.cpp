@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <stdexcept>
 #include <utility>
+
+#include "hw/dram/PolicyTable.h"
 
 namespace scoville::hw {
 
@@ -40,8 +41,8 @@ class AdaptivePage : public PagePolicy {
 };
 
 using Factory = std::unique_ptr<PagePolicy> (*)(uint64_t);
-const std::vector<std::pair<std::string, Factory>>& registry() {
-  static const std::vector<std::pair<std::string, Factory>> kRegistry{
+const PolicyTable<Factory>& registry() {
+  static const PolicyTable<Factory> kRegistry{
       {"open", [](uint64_t) { return std::unique_ptr<PagePolicy>(new OpenPage()); }},
       {"closed", [](uint64_t) { return std::unique_ptr<PagePolicy>(new ClosedPage()); }},
       {"adaptive", [](uint64_t banks) { return std::unique_ptr<PagePolicy>(new AdaptivePage(banks)); }},
@@ -52,18 +53,11 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 }  // namespace
 
 std::unique_ptr<PagePolicy> makePagePolicy(const std::string& name, uint64_t banks) {
-  for (const auto& [entry, factory] : registry()) {
-    if (entry == name) return factory(banks);
-  }
-  throw std::invalid_argument("unknown HBM page policy '" + name + "'");
+  return policyFactory(registry(), name, "HBM page policy")(banks);
 }
 
 const std::vector<std::string>& pagePolicyNames() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const auto& entry : registry()) names.push_back(entry.first);
-    return names;
-  }();
+  static const std::vector<std::string> kNames = policyNames(registry());
   return kNames;
 }
 

@@ -1,7 +1,8 @@
 #include "hw/dram/DramScheduler.h"
 
-#include <stdexcept>
 #include <utility>
+
+#include "hw/dram/PolicyTable.h"
 
 namespace scoville::hw {
 
@@ -25,8 +26,8 @@ class FrFcfs : public DramScheduler {
 };
 
 using Factory = std::unique_ptr<DramScheduler> (*)();
-const std::vector<std::pair<std::string, Factory>>& registry() {
-  static const std::vector<std::pair<std::string, Factory>> kRegistry{
+const PolicyTable<Factory>& registry() {
+  static const PolicyTable<Factory> kRegistry{
       {"fcfs", [] { return std::unique_ptr<DramScheduler>(new Fcfs()); }},
       {"frfcfs", [] { return std::unique_ptr<DramScheduler>(new FrFcfs()); }},
   };
@@ -36,18 +37,11 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 }  // namespace
 
 std::unique_ptr<DramScheduler> makeDramScheduler(const std::string& name) {
-  for (const auto& [entry, factory] : registry()) {
-    if (entry == name) return factory();
-  }
-  throw std::invalid_argument("unknown HBM scheduler '" + name + "'");
+  return policyFactory(registry(), name, "HBM scheduler")();
 }
 
 const std::vector<std::string>& dramSchedulerNames() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const auto& entry : registry()) names.push_back(entry.first);
-    return names;
-  }();
+  static const std::vector<std::string> kNames = policyNames(registry());
   return kNames;
 }
 

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 #include <utility>
 
 #include "hw/dram/AddressDecoder.h"
 #include "hw/dram/BankMachine.h"
 #include "hw/dram/DramChannel.h"
 #include "hw/dram/MemoryControllerConfig.h"
+#include "hw/dram/PolicyTable.h"
 
 namespace scoville::hw {
 
@@ -127,8 +127,8 @@ std::unique_ptr<RefreshPolicy> sameBank(const MemoryControllerConfig& timed, con
 }
 
 using Factory = std::unique_ptr<RefreshPolicy> (*)(const MemoryControllerConfig&, const AddressDecoder&, int, double);
-const std::vector<std::pair<std::string, Factory>>& registry() {
-  static const std::vector<std::pair<std::string, Factory>> kRegistry{
+const PolicyTable<Factory>& registry() {
+  static const PolicyTable<Factory> kRegistry{
       {"all_bank", [](const MemoryControllerConfig& timed, const AddressDecoder&, int index,
                       double lockstep) { return std::unique_ptr<RefreshPolicy>(new AllBank(timed, index, lockstep)); }},
       {"per_bank", perBank},
@@ -141,18 +141,11 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
 
 std::unique_ptr<RefreshPolicy> makeRefreshPolicy(const std::string& name, const MemoryControllerConfig& timed,
                                                  const AddressDecoder& decoder, int index, double lockstep) {
-  for (const auto& [entry, factory] : registry()) {
-    if (entry == name) return factory(timed, decoder, index, lockstep);
-  }
-  throw std::invalid_argument("unknown HBM refresh policy '" + name + "'");
+  return policyFactory(registry(), name, "HBM refresh policy")(timed, decoder, index, lockstep);
 }
 
 const std::vector<std::string>& refreshPolicyNames() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const auto& entry : registry()) names.push_back(entry.first);
-    return names;
-  }();
+  static const std::vector<std::string> kNames = policyNames(registry());
   return kNames;
 }
 
