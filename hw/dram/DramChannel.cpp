@@ -20,9 +20,10 @@ DramChannel::DramChannel(const MemoryControllerConfig& config, int index)
       m_banks(static_cast<uint64_t>(config.banks()),
               makePagePolicy(config.pagePolicy, static_cast<uint64_t>(config.banks()))),
       m_refresh(makeRefreshPolicy(config.refresh, config, m_decoder, index, config.lockstepChannels)),
+      m_allBank(dynamic_cast<AllBankRefresh*>(m_refresh.get())),
       m_bus(config),
       m_times(static_cast<std::size_t>(config.banks()), 0.0),
-      m_closedForms(m_decoder.rotatesGroups() && m_banks.openPage() && m_refresh->isAllBank()),
+      m_closedForms(m_decoder.rotatesGroups() && m_banks.openPage() && m_allBank != nullptr),
       m_bankCount(static_cast<uint64_t>(config.banks())),
       m_secondsPerByte(1.0 / config.channelBandwidth()),
       m_lockstep(config.lockstepChannels) {}
@@ -39,6 +40,10 @@ double DramChannel::activate(uint64_t bank, double earliest, PageCounts& counts)
   }
   const int group = m_decoder.groupOf(bank);
   if (m_closedForms) return m_timing.activate(group, at);
+  return activateWithPolicies(bank, group, at, conflict);
+}
+
+double DramChannel::activateWithPolicies(uint64_t bank, int group, double at, bool conflict) {
   // A bank the page policy closed waits for its row cycle; a bank being refreshed for its
   // refresh. Pushing past a refresh can meet tRRD/tFAW again, and the other way round.
   if (!conflict) at = std::max(at, m_banks.reopenAt(bank));
@@ -186,8 +191,13 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   const uint64_t lastPage = m_decoder.pageOf(segment.localAddress + segment.bytes - 1);
   const uint64_t pages = lastPage - firstPage + 1;
 
-  m_refresh->catchUp(arrival, m_banks, counts);
-  const double commandStart = std::max(arrival, m_refresh->blockedUntil());
+  if (m_allBank != nullptr) {
+    m_allBank->catchUp(arrival, m_banks, counts);
+  } else {
+    m_refresh->catchUp(arrival, m_banks, counts);
+  }
+  const double commandStart =
+      std::max(arrival, m_allBank != nullptr ? m_allBank->blockedUntil() : m_refresh->blockedUntil());
   // What the stream shortcut may assume of the banks it has not touched yet.
   const BankMachine::Known known = m_banks.known();
   const double latestAct = m_timing.lastAct();
@@ -255,8 +265,9 @@ DramService DramChannel::serve(const DramSegment& segment, double arrival, DramC
   service.firstData = std::max(firstReady, busReady);
   service.busTime = busTime * m_lockstep;  // each channel of the group is busy that long
   // Refreshes falling due while data moves stretch the transfer (all-bank refresh).
-  service.end = m_refresh->duringTransfer(
-      std::max(service.firstData + busTime, lastReady + lastPageBytes * m_secondsPerByte), counts);
+  const double dataEnd = std::max(service.firstData + busTime, lastReady + lastPageBytes * m_secondsPerByte);
+  service.end =
+      m_allBank != nullptr ? m_allBank->duringTransfer(dataEnd, counts) : m_refresh->duringTransfer(dataEnd, counts);
   (segment.write ? counts.writeBursts : counts.readBursts) += bursts;
   m_bus.occupy(service.end, segment.write);
   return service;

@@ -40,25 +40,12 @@
 #include "hw/dram/AddressDecoder.h"
 #include "hw/dram/BankMachine.h"
 #include "hw/dram/DataBus.h"
+#include "hw/dram/DramCommandCounts.h"
 #include "hw/dram/MemoryControllerConfig.h"
 #include "hw/dram/RefreshPolicy.h"
 #include "hw/dram/TimingChecker.h"
 
 namespace scoville::hw {
-
-/// DRAM commands and events issued, for statistics and energy.
-struct DramCommandCounts {
-  double activates = 0;
-  double precharges = 0;
-  double rowHits = 0;       ///< page found open
-  double rowMisses = 0;     ///< bank was closed: ACT only
-  double rowConflicts = 0;  ///< another row open: PRE + ACT
-  double readBursts = 0;
-  double writeBursts = 0;
-  double refreshes = 0;      ///< all-bank refreshes, or their equivalents (RefreshPolicy.h)
-  double bankRefreshes = 0;  ///< per-bank or same-bank REF commands
-  double turnarounds = 0;
-};
 
 /// When a served segment's data moved.
 struct DramService {
@@ -105,6 +92,8 @@ class DramChannel {
   };
   /// Activates `bank` (PRE first if a row is open) no earlier than `earliest`; returns the time.
   double activate(uint64_t bank, double earliest, PageCounts& counts);
+  /// The rest of activate() under a non-default page policy or refresh (kept out of its way).
+  [[gnu::noinline]] double activateWithPolicies(uint64_t bank, int group, double at, bool conflict);
   /// The shortcut: activates the `count` (<= banks) pages from `firstPage` on in closed form,
   /// right after the newest activation, if that is the exact schedule; otherwise changes nothing
   /// and returns false. Without `keepBanks` the banks' rows are left for the caller to set.
@@ -122,6 +111,7 @@ class DramChannel {
   TimingChecker m_timing;
   BankMachine m_banks;
   std::unique_ptr<RefreshPolicy> m_refresh;
+  AllBankRefresh* m_allBank;  ///< m_refresh when it is all-bank (called without a virtual call), else null
   DataBus m_bus;
   std::vector<double> m_times;  ///< scratch of streamPages: its pages' activation times
   bool m_closedForms;           ///< the default parts: the closed forms above hold

@@ -21,41 +21,6 @@ double firstRefresh(const MemoryControllerConfig& timed, int index) {
   return timed.timing.tREFI * (1.0 + static_cast<double>(index) / timed.channels);
 }
 
-class AllBank : public RefreshPolicy {
- public:
-  AllBank(const MemoryControllerConfig& timed, int index, double lockstep)
-      : m_t(timed.timing), m_lockstep(lockstep), m_nextRefresh(firstRefresh(timed, index)) {}
-
-  void catchUp(double time, BankMachine& banks, DramCommandCounts& counts) override {
-    if (m_nextRefresh > time) return;
-    // Every refresh due by `time` has happened; an idle gap costs O(1), not O(gap / tREFI).
-    const double missed = std::floor((time - m_nextRefresh) / m_t.tREFI) + 1.0;
-    const double lastStart = m_nextRefresh + (missed - 1.0) * m_t.tREFI;
-    m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
-    banks.closeAll(m_blockedUntil);
-    m_nextRefresh = lastStart + m_t.tREFI;
-    counts.refreshes += missed * m_lockstep;
-  }
-  double blockedUntil() const override { return m_blockedUntil; }
-  double activateNotBefore(uint64_t, double at) const override { return at; }
-  double duringTransfer(double end, DramCommandCounts& counts) override {
-    while (m_nextRefresh < end) {
-      end += m_t.tRFC;
-      m_blockedUntil = std::max(m_blockedUntil, m_nextRefresh + m_t.tRFC);
-      m_nextRefresh += m_t.tREFI;
-      counts.refreshes += m_lockstep;
-    }
-    return end;
-  }
-  bool isAllBank() const override { return true; }
-
- private:
-  const DramTimingConfig& m_t;
-  double m_lockstep;
-  double m_nextRefresh;
-  double m_blockedUntil = 0.0;
-};
-
 /// Per-bank and same-bank refresh: `slots` groups of banks refreshed in turn, each once per tREFI.
 class BankSlots : public RefreshPolicy {
  public:
@@ -129,8 +94,10 @@ std::unique_ptr<RefreshPolicy> sameBank(const MemoryControllerConfig& timed, con
 using Factory = std::unique_ptr<RefreshPolicy> (*)(const MemoryControllerConfig&, const AddressDecoder&, int, double);
 const PolicyTable<Factory>& registry() {
   static const PolicyTable<Factory> kRegistry{
-      {"all_bank", [](const MemoryControllerConfig& timed, const AddressDecoder&, int index,
-                      double lockstep) { return std::unique_ptr<RefreshPolicy>(new AllBank(timed, index, lockstep)); }},
+      {"all_bank",
+       [](const MemoryControllerConfig& timed, const AddressDecoder&, int index, double lockstep) {
+         return std::unique_ptr<RefreshPolicy>(new AllBankRefresh(timed.timing, firstRefresh(timed, index), lockstep));
+       }},
       {"per_bank", perBank},
       {"same_bank", sameBank},
   };
@@ -138,6 +105,17 @@ const PolicyTable<Factory>& registry() {
 }
 
 }  // namespace
+
+void AllBankRefresh::catchUp(double time, BankMachine& banks, DramCommandCounts& counts) {
+  if (m_nextRefresh > time) return;
+  // Every refresh due by `time` has happened; an idle gap costs O(1), not O(gap / tREFI).
+  const double missed = std::floor((time - m_nextRefresh) / m_t.tREFI) + 1.0;
+  const double lastStart = m_nextRefresh + (missed - 1.0) * m_t.tREFI;
+  m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
+  banks.closeAll(m_blockedUntil);
+  m_nextRefresh = lastStart + m_t.tREFI;
+  counts.refreshes += missed * m_lockstep;
+}
 
 std::unique_ptr<RefreshPolicy> makeRefreshPolicy(const std::string& name, const MemoryControllerConfig& timed,
                                                  const AddressDecoder& decoder, int index, double lockstep) {

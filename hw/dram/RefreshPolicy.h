@@ -15,17 +15,19 @@
 // same-bank one 1 / banks_per_group: that is how refresh energy scales), `bankRefreshes` in
 // REFpb / REFsb commands.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "hw/dram/DramCommandCounts.h"
+#include "hw/dram/MemoryControllerConfig.h"
+
 namespace scoville::hw {
 
 class AddressDecoder;
 class BankMachine;
-struct DramCommandCounts;
-struct MemoryControllerConfig;
 
 class RefreshPolicy {
  public:
@@ -41,6 +43,34 @@ class RefreshPolicy {
   virtual double duringTransfer(double end, DramCommandCounts& counts) = 0;
   /// True for all-bank refresh, the only one DramChannel's stream closed forms model.
   virtual bool isAllBank() const = 0;
+};
+
+/// All-bank refresh (see above). Declared here, final and inline, so that the channel's default path
+/// calls it without a virtual call: it runs for every segment.
+class AllBankRefresh final : public RefreshPolicy {
+ public:
+  AllBankRefresh(const DramTimingConfig& timing, double firstRefresh, double lockstep)
+      : m_t(timing), m_lockstep(lockstep), m_nextRefresh(firstRefresh) {}
+
+  void catchUp(double time, BankMachine& banks, DramCommandCounts& counts) override;
+  double blockedUntil() const override { return m_blockedUntil; }
+  double activateNotBefore(uint64_t, double at) const override { return at; }
+  double duringTransfer(double end, DramCommandCounts& counts) override {
+    while (m_nextRefresh < end) {
+      end += m_t.tRFC;
+      m_blockedUntil = std::max(m_blockedUntil, m_nextRefresh + m_t.tRFC);
+      m_nextRefresh += m_t.tREFI;
+      counts.refreshes += m_lockstep;
+    }
+    return end;
+  }
+  bool isAllBank() const override { return true; }
+
+ private:
+  const DramTimingConfig& m_t;
+  double m_lockstep;
+  double m_nextRefresh;
+  double m_blockedUntil = 0.0;
 };
 
 /// Builds the policy `name` for channel `index` of the channels `timed` describes (a lockstep

@@ -15,19 +15,4 @@ TimingChecker::TimingChecker(const DramTimingConfig& timing, int banks, double s
   }
 }
 
-void TimingChecker::recordActivations(const double* t, uint64_t count, int lastGroup) {
-  if (count >= 4) {
-    // The last four are the last four activations, oldest first (the next to be replaced).
-    std::copy_n(t + count - 4, 4, m_recentActs.begin());
-    m_recentActNext = 0;
-  } else {
-    for (uint64_t k = 0; k < count; ++k) {
-      m_recentActs[m_recentActNext] = t[k];
-      m_recentActNext = (m_recentActNext + 1) & 3;
-    }
-  }
-  m_lastAct = t[count - 1];
-  m_lastActGroup = lastGroup;
-}
-
 }  // namespace scoville::hw

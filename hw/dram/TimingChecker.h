@@ -53,7 +53,20 @@ class TimingChecker {
     return m_recentActs[(static_cast<std::size_t>(m_recentActNext) + 3 - m) & 3];
   }
   /// Records `count` activations at times t[0..count) (in order) as the newest.
-  void recordActivations(const double* t, uint64_t count, int lastGroup);
+  void recordActivations(const double* t, uint64_t count, int lastGroup) {
+    if (count >= 4) {
+      // The last four are the last four activations, oldest first (the next to be replaced).
+      std::copy_n(t + count - 4, 4, m_recentActs.begin());
+      m_recentActNext = 0;
+    } else {
+      for (uint64_t k = 0; k < count; ++k) {
+        m_recentActs[m_recentActNext] = t[k];
+        m_recentActNext = (m_recentActNext + 1) & 3;
+      }
+    }
+    m_lastAct = t[count - 1];
+    m_lastActGroup = lastGroup;
+  }
   /// Records a long stream's last activation (its earlier ones are no longer binding).
   void setLastActivation(double at) { m_lastAct = at; }
   double lastAct() const { return m_lastAct; }
