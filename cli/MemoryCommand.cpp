@@ -43,14 +43,7 @@ int memoryCommand(const Args& args, std::ostream& out) {
       "override a key of the part, e.g. memory.hbm.page_policy={impl: closed} (repeatable)")(
       "out,o", po::value(&outDir), "write report.json into this directory")(
       "json", po::bool_switch(&json), "print the report as JSON instead of the table");
-  po::options_description hidden;
-  hidden.add_options()("part", po::value(&partName));
-  po::options_description all;
-  all.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("part", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+  const po::variables_map vm = parseWithPositional(args, description, partName);
   if (vm.count("help")) {
     out << "usage: scoville memory PART [OPTIONS]\n"
         << "PART: a platforms/memory/ name ("
@@ -58,7 +51,6 @@ int memoryCommand(const Args& args, std::ostream& out) {
         << description << "\n";
     return kExitOk;
   }
-  po::notify(vm);
   if (partName.empty()) throw po::error("give a memory PART (a platforms/memory/ name or a file)");
 
   workload::MemoryTrafficConfig traffic;

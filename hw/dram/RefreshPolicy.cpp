@@ -55,7 +55,6 @@ class BankSlots : public RefreshPolicy {
     return at < start + m_duration ? start + m_duration : at;
   }
   double duringTransfer(double end, DramCommandCounts&) override { return end; }
-  bool isAllBank() const override { return false; }
 
  private:
   /// Refreshes of slot s that started at or before `time`.

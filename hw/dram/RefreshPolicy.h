@@ -41,8 +41,6 @@ class RefreshPolicy {
   /// A data transfer would end at `end`: returns its end after the refreshes that fall due
   /// meanwhile (all-bank refresh stretches it).
   virtual double duringTransfer(double end, DramCommandCounts& counts) = 0;
-  /// True for all-bank refresh, the only one DramChannel's stream closed forms model.
-  virtual bool isAllBank() const = 0;
 };
 
 /// All-bank refresh (see above). Declared here, final and inline, so that the channel's default path
@@ -64,7 +62,6 @@ class AllBankRefresh final : public RefreshPolicy {
     }
     return end;
   }
-  bool isAllBank() const override { return true; }
 
  private:
   const DramTimingConfig& m_t;
