@@ -20,6 +20,7 @@
 
 #include "cli/RunReport.h"
 #include "tlm/config/ConfigError.h"
+#include "tlm/config/Text.h"
 
 extern char** environ;
 
@@ -28,12 +29,6 @@ namespace fs = std::filesystem;
 namespace scoville::cli::sweep {
 
 namespace {
-
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
 
 /// 64-bit FNV-1a: a stable digest of a point's inputs (the same on every machine and run).
 uint64_t fnv1a(const std::string& text) {
@@ -83,14 +78,14 @@ Axis parseAxis(const std::string& option) {
   using config::ErrorKind;
   const auto equals = option.find('=');
   Axis axis;
-  if (equals == std::string::npos || trim(option.substr(0, equals)).empty()) {
+  if (equals == std::string::npos || config::trimBlanks(option.substr(0, equals)).empty()) {
     throw ConfigError(ErrorKind::kBadOverride, "--vary " + option, "expected KEY=VALUE1,VALUE2,...");
   }
-  axis.name = trim(option.substr(0, equals));
+  axis.name = std::string(config::trimBlanks(option.substr(0, equals)));
   std::stringstream values(option.substr(equals + 1));
   std::string value;
   while (std::getline(values, value, ',')) {
-    value = trim(value);
+    value = std::string(config::trimBlanks(value));
     if (value.empty()) {
       throw ConfigError(ErrorKind::kBadOverride, "--vary " + option, "an empty value in the list");
     }

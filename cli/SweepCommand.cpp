@@ -47,7 +47,7 @@ std::string clock(double seconds) {
                    : fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-std::string describe(const sweep::Point& point) {
+std::string describePoint(const sweep::Point& point) {
   std::string text = point.platform;
   for (const auto& [name, value] : point.coordinates) text += fmt::format(" {}={}", name, value);
   return text;
@@ -209,7 +209,7 @@ std::pair<sweep::Spec, std::vector<sweep::Point>> planSweep(const SweepOptions& 
     try {
       loadInputs({point.platform, spec.model, spec.scenario, point.sets}, true);
     } catch (const ConfigError& e) {
-      throw ConfigError(e.kind(), e.location(), fmt::format("{} (sweep point {})", e.message(), describe(point)));
+      throw ConfigError(e.kind(), e.location(), fmt::format("{} (sweep point {})", e.message(), describePoint(point)));
     }
   }
   return {spec, points};
@@ -381,7 +381,7 @@ int sweepCommand(const Args& args, std::ostream& out) {
   }
   if (options.dryRun) {
     for (const sweep::Point& point : points) {
-      out << fmt::format("{:>4} {:<60} {}\n", point.index, describe(point),
+      out << fmt::format("{:>4} {:<60} {}\n", point.index, describePoint(point),
                          reasons[point.index].empty() ? "done" : "to run: " + reasons[point.index]);
     }
     out << fmt::format("{} points, {} to run\n", points.size(), todo.size());
@@ -437,11 +437,11 @@ int sweepCommand(const Args& args, std::ostream& out) {
     std::string why = ended->second != 0 ? fmt::format("exit code {}", ended->second)
                                          : sweep::staleReason(spec, point, (dir / "report.json").string());
     if (why.empty()) {
-      progress.point(done, failed.size(), fmt::format("{}: done in {:.1f} s", describe(point), elapsed() - started));
+      progress.point(done, failed.size(), fmt::format("{}: done in {:.1f} s", describePoint(point), elapsed() - started));
     } else {
       failed.push_back(index);
       progress.point(done, failed.size(),
-                     fmt::format("{}: FAILED ({}); {}:\n{}", describe(point), why, (dir / "run.log").string(),
+                     fmt::format("{}: FAILED ({}); {}:\n{}", describePoint(point), why, (dir / "run.log").string(),
                                  sweep::tailOfFile((dir / "run.log").string(), 5)));
     }
   }

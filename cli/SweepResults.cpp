@@ -185,7 +185,7 @@ bool alongTheCurve(const std::string& name) {
   return name == "concurrency" || name == "scenario.load.concurrency" || name == "scenario.batch";
 }
 
-std::string describe(const Json& coordinates) {
+std::string describeCoordinates(const Json& coordinates) {
   std::string text;
   for (const auto& [name, value] : coordinates.items()) {
     text += fmt::format("{}{}={}", text.empty() ? "" : ", ", name, value.get<std::string>());
@@ -233,7 +233,7 @@ Json combine(const std::vector<Row>& rows, const std::vector<std::pair<std::stri
       s.label = row.summary["platform"].get<std::string>();
       if (models.size() > 1) s.label += " / " + row.summary["model"].get<std::string>();
       if (scenarios.size() > 1) s.label += " / " + row.summary["scenario"].get<std::string>();
-      if (!fixed.empty()) s.label += " (" + describe(fixed) + ")";
+      if (!fixed.empty()) s.label += " (" + describeCoordinates(fixed) + ")";
       series.push_back(std::move(s));
       it = std::prev(series.end());
     }

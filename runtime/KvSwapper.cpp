@@ -9,7 +9,7 @@ namespace scoville::runtime {
 
 namespace {
 
-hw::CopyEngineConfig engineConfig(tlm::TimingMode mode) {
+hw::CopyEngineConfig swapEngineConfig(tlm::TimingMode mode) {
   hw::CopyEngineConfig config;
   config.chunkBytes = 0;  // a run is one transaction
   config.memoryPort = "hbm";
@@ -24,7 +24,7 @@ hw::CopyEngineConfig engineConfig(tlm::TimingMode mode) {
 KvSwapper::KvSwapper(const sc_core::sc_module_name& name, int chip, uint32_t layers, uint64_t layerBlockBytes,
                      uint64_t kvBase, tlm::TimingMode mode)
     : sc_core::sc_module(name),
-      m_engine("engine", engineConfig(mode)),
+      m_engine("engine", swapEngineConfig(mode)),
       hbm(m_engine.memory()),
       host(m_engine.link(0)),
       m_chip(chip),

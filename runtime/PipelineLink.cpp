@@ -8,7 +8,7 @@ namespace scoville::runtime {
 
 namespace {
 
-hw::CopyEngineConfig engineConfig() {
+hw::CopyEngineConfig linkEngineConfig() {
   hw::CopyEngineConfig config;
   config.chunkBytes = 0;  // one message per send
   config.links = {"socket"};
@@ -19,7 +19,7 @@ hw::CopyEngineConfig engineConfig() {
 
 PipelineLink::PipelineLink(const sc_core::sc_module_name& name, int srcChip, int dstChip)
     : sc_core::sc_module(name),
-      m_engine("engine", engineConfig()),
+      m_engine("engine", linkEngineConfig()),
       socket(m_engine.link(0)),
       m_srcChip(srcChip),
       m_dstChip(dstChip),

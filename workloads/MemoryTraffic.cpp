@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tlm/config/ConfigError.h"
+#include "tlm/config/Text.h"
 
 namespace scoville::workload {
 
@@ -23,10 +24,17 @@ const std::vector<std::pair<std::string, TrafficPattern>>& trafficPatternNames()
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+/// (a x b) mod m without overflow, by doubling (m < 2^63, which any memory capacity is).
+uint64_t mulMod(uint64_t a, uint64_t b, uint64_t m) {
+  uint64_t result = 0;
+  a %= m;
+  b %= m;
+  while (b != 0) {
+    if (b & 1U) result = (result + a) % m;
+    a = (a << 1U) % m;
+    b >>= 1U;
+  }
+  return result;
 }
 
 [[noreturn]] void badLine(const std::string& file, int line, const std::string& what) {
@@ -56,12 +64,12 @@ std::vector<TrafficRequest> readTrafficTrace(const std::string& file, uint64_t c
   double last = 0.0;
   while (std::getline(in, text)) {
     ++line;
-    text = trim(text.substr(0, text.find('#')));
+    text = std::string(config::trimBlanks(text.substr(0, text.find('#'))));
     if (text.empty()) continue;
     if (requests.empty() && text.rfind("time", 0) == 0) continue;  // the header
     std::vector<std::string> cells;
     std::stringstream cellStream(text);
-    for (std::string cell; std::getline(cellStream, cell, ',');) cells.push_back(trim(cell));
+    for (std::string cell; std::getline(cellStream, cell, ',');) cells.emplace_back(config::trimBlanks(cell));
     if (cells.size() != 4) {
       badLine(file, line,
               fmt::format("expected 4 columns 'time_ns,address,bytes,op', got {}: '{}'", cells.size(), text));
@@ -129,8 +137,7 @@ bool TrafficGenerator::next(TrafficRequest& out) {
     case TrafficPattern::kRandom: out.address = m_random.below(m_slots) * size; break;
     case TrafficPattern::kStrided: {
       // i x stride mod capacity without overflow, aligned down to the request.
-      const uint64_t offset =
-          static_cast<uint64_t>((static_cast<unsigned __int128>(i) * m_config.strideBytes) % (m_slots * size));
+      const uint64_t offset = mulMod(i, m_config.strideBytes, m_slots * size);
       out.address = offset / size * size;
       break;
     }

@@ -1,6 +1,7 @@
 #include "workloads/Routing.h"
 
 #include "workloads/Random.h"
+#include "tlm/config/Text.h"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -253,12 +254,6 @@ class SkewedRouting final : public RoutingBase {
   std::unordered_map<uint32_t, Layer> m_layers;
 };
 
-std::string_view trim(std::string_view text) {
-  const std::size_t first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
-}
-
 template <class I>
 bool parseInteger(std::string_view text, I& out) {
   const char* end = text.data() + text.size();
@@ -323,7 +318,7 @@ class TraceRouting final : public RoutingBase {
     std::string text;
     while (std::getline(in, text)) {
       ++lineNumber;
-      const std::string_view line = trim(text);
+      const std::string_view line = config::trimBlanks(text);
       if (line.empty() || line.front() == '#') continue;
       if (!haveHeader) {
         if (line != "layer,experts")
@@ -336,7 +331,7 @@ class TraceRouting final : public RoutingBase {
         fail(lineNumber, fmt::format("expected 'LAYER,EXPERT EXPERT ...', got '{}'", line));
       }
       uint32_t layer = 0;
-      const std::string_view layerText = trim(line.substr(0, comma));
+      const std::string_view layerText = config::trimBlanks(line.substr(0, comma));
       if (!parseInteger(layerText, layer)) {
         fail(lineNumber, fmt::format("layer '{}' is not a non-negative integer", layerText));
       }

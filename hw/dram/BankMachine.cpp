@@ -40,9 +40,9 @@ class AdaptivePage : public PagePolicy {
   std::vector<int> m_counter;
 };
 
-using Factory = std::unique_ptr<PagePolicy> (*)(uint64_t);
-const PolicyTable<Factory>& registry() {
-  static const PolicyTable<Factory> kRegistry{
+using PagePolicyFactory = std::unique_ptr<PagePolicy> (*)(uint64_t);
+const PolicyTable<PagePolicyFactory>& pagePolicies() {
+  static const PolicyTable<PagePolicyFactory> kRegistry{
       {"open", [](uint64_t) { return std::unique_ptr<PagePolicy>(new OpenPage()); }},
       {"closed", [](uint64_t) { return std::unique_ptr<PagePolicy>(new ClosedPage()); }},
       {"adaptive", [](uint64_t banks) { return std::unique_ptr<PagePolicy>(new AdaptivePage(banks)); }},
@@ -53,11 +53,11 @@ const PolicyTable<Factory>& registry() {
 }  // namespace
 
 std::unique_ptr<PagePolicy> makePagePolicy(const std::string& name, uint64_t banks) {
-  return policyFactory(registry(), name, "HBM page policy")(banks);
+  return policyFactory(pagePolicies(), name, "HBM page policy")(banks);
 }
 
 const std::vector<std::string>& pagePolicyNames() {
-  static const std::vector<std::string> kNames = policyNames(registry());
+  static const std::vector<std::string> kNames = policyNames(pagePolicies());
   return kNames;
 }
 

@@ -25,9 +25,9 @@ class FrFcfs : public DramScheduler {
   }
 };
 
-using Factory = std::unique_ptr<DramScheduler> (*)();
-const PolicyTable<Factory>& registry() {
-  static const PolicyTable<Factory> kRegistry{
+using SchedulerFactory = std::unique_ptr<DramScheduler> (*)();
+const PolicyTable<SchedulerFactory>& schedulers() {
+  static const PolicyTable<SchedulerFactory> kRegistry{
       {"fcfs", [] { return std::unique_ptr<DramScheduler>(new Fcfs()); }},
       {"frfcfs", [] { return std::unique_ptr<DramScheduler>(new FrFcfs()); }},
   };
@@ -37,11 +37,11 @@ const PolicyTable<Factory>& registry() {
 }  // namespace
 
 std::unique_ptr<DramScheduler> makeDramScheduler(const std::string& name) {
-  return policyFactory(registry(), name, "HBM scheduler")();
+  return policyFactory(schedulers(), name, "HBM scheduler")();
 }
 
 const std::vector<std::string>& dramSchedulerNames() {
-  static const std::vector<std::string> kNames = policyNames(registry());
+  static const std::vector<std::string> kNames = policyNames(schedulers());
   return kNames;
 }
 

@@ -90,9 +90,10 @@ std::unique_ptr<RefreshPolicy> sameBank(const MemoryControllerConfig& timed, con
                                      lockstep);
 }
 
-using Factory = std::unique_ptr<RefreshPolicy> (*)(const MemoryControllerConfig&, const AddressDecoder&, int, double);
-const PolicyTable<Factory>& registry() {
-  static const PolicyTable<Factory> kRegistry{
+using RefreshFactory = std::unique_ptr<RefreshPolicy> (*)(const MemoryControllerConfig&, const AddressDecoder&, int,
+                                                          double);
+const PolicyTable<RefreshFactory>& refreshPolicies() {
+  static const PolicyTable<RefreshFactory> kRegistry{
       {"all_bank",
        [](const MemoryControllerConfig& timed, const AddressDecoder&, int index, double lockstep) {
          return std::unique_ptr<RefreshPolicy>(new AllBankRefresh(timed.timing, firstRefresh(timed, index), lockstep));
@@ -118,11 +119,11 @@ void AllBankRefresh::catchUp(double time, BankMachine& banks, DramCommandCounts&
 
 std::unique_ptr<RefreshPolicy> makeRefreshPolicy(const std::string& name, const MemoryControllerConfig& timed,
                                                  const AddressDecoder& decoder, int index, double lockstep) {
-  return policyFactory(registry(), name, "HBM refresh policy")(timed, decoder, index, lockstep);
+  return policyFactory(refreshPolicies(), name, "HBM refresh policy")(timed, decoder, index, lockstep);
 }
 
 const std::vector<std::string>& refreshPolicyNames() {
-  static const std::vector<std::string> kNames = policyNames(registry());
+  static const std::vector<std::string> kNames = policyNames(refreshPolicies());
   return kNames;
 }
 

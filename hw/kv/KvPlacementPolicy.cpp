@@ -52,7 +52,7 @@ struct Registration {
   std::function<std::unique_ptr<KvPlacementPolicy>()> make;
 };
 
-const std::vector<Registration>& registry() {
+const std::vector<Registration>& placementPolicies() {
   static const std::vector<Registration> policies = {
       {"local_first", [] { return std::make_unique<LocalFirstPlacement>(); }},
       {"spill_to_remote", [] { return std::make_unique<SpillToRemotePlacement>(); }},
@@ -64,7 +64,7 @@ const std::vector<Registration>& registry() {
 }  // namespace
 
 std::unique_ptr<KvPlacementPolicy> makeKvPlacementPolicy(const std::string& name) {
-  for (const Registration& r : registry()) {
+  for (const Registration& r : placementPolicies()) {
     if (r.name == name) return r.make();
   }
   throw std::invalid_argument(
@@ -74,7 +74,7 @@ std::unique_ptr<KvPlacementPolicy> makeKvPlacementPolicy(const std::string& name
 const std::vector<std::string>& kvPlacementPolicyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const Registration& r : registry()) out.push_back(r.name);
+    for (const Registration& r : placementPolicies()) out.push_back(r.name);
     return out;
   }();
   return names;

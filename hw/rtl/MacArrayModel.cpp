@@ -15,7 +15,7 @@ namespace scoville::hw::rtl {
 
 namespace {
 
-std::map<std::string, MacArrayFactory>& registry();
+std::map<std::string, MacArrayFactory>& macArrayModels();
 
 /// Verilated models built so far, for the waveform file; the models belong to their tensor cores.
 struct Waveforms {
@@ -77,7 +77,7 @@ std::unique_ptr<sc_core::sc_module> bind(const char* name, DrivenSignal<bool>& c
   return model;
 }
 
-std::map<std::string, MacArrayFactory>& registry() {
+std::map<std::string, MacArrayFactory>& macArrayModels() {
   static std::map<std::string, MacArrayFactory> r{{"mac_array", &bind<Vscoville_mac_array>}};
   return r;
 }
@@ -99,25 +99,25 @@ MacArrayPins::MacArrayPins(const std::string& prefix)
       cLast((prefix + "_c_last").c_str()) {}
 
 void registerMacArrayModel(const std::string& name, MacArrayFactory factory) {
-  if (!registry().emplace(name, std::move(factory)).second) {
+  if (!macArrayModels().emplace(name, std::move(factory)).second) {
     throw std::invalid_argument("RTL block '" + name + "' is already registered");
   }
 }
 
 bool hasMacArrayModel(const std::string& name) {
-  return registry().count(name) > 0;
+  return macArrayModels().count(name) > 0;
 }
 
 std::vector<std::string> macArrayModelNames() {
   std::vector<std::string> names;
-  for (const auto& entry : registry()) names.push_back(entry.first);
+  for (const auto& entry : macArrayModels()) names.push_back(entry.first);
   return names;
 }
 
 std::unique_ptr<sc_core::sc_module> makeMacArray(const std::string& model, const char* name, DrivenSignal<bool>& clock,
                                                  MacArrayPins& pins) {
-  const auto found = registry().find(model);
-  if (found == registry().end()) throw std::invalid_argument("no RTL block named '" + model + "'");
+  const auto found = macArrayModels().find(model);
+  if (found == macArrayModels().end()) throw std::invalid_argument("no RTL block named '" + model + "'");
   return found->second(name, clock, pins);
 }
 

@@ -1,4 +1,5 @@
 #include "tlm/config/Units.h"
+#include "tlm/config/Text.h"
 
 #include <fmt/format.h>
 #include <array>
@@ -64,12 +65,6 @@ Dimension divide(Dimension a, Dimension b) {
                    static_cast<int8_t>(a.volts - b.volts),   static_cast<int8_t>(a.metres - b.metres)};
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // One unit term such as "TB", "ns", "pJ", "Gbit". Returns false when it is not a known unit.
 bool parseTerm(std::string_view term, Quantity& out) {
   for (const Atom& atom : kAtoms) {
@@ -90,7 +85,7 @@ bool parseTerm(std::string_view term, Quantity& out) {
 }  // namespace
 
 Quantity parseQuantity(std::string_view text) {
-  const std::string_view s = trim(text);
+  const std::string_view s = trimBlanks(text);
   if (s.empty()) throw UnitError("empty value");
   const std::string buffer(s);
   char* end = nullptr;
@@ -105,18 +100,18 @@ Quantity parseQuantity(std::string_view text) {
       throw UnitError(fmt::format("'{}' is not a decimal number", s));
     }
   }
-  const std::string_view unit = trim(s.substr(numberLength));
+  const std::string_view unit = trimBlanks(s.substr(numberLength));
   if (unit.empty()) throw UnitError(fmt::format("'{}' has no unit", s));
 
   // A term divided by at most two more: "pJ", "TB/s", "pJ/bit/mm".
   std::size_t slash = unit.find('/');
   Quantity numerator;
-  const std::string_view top = trim(unit.substr(0, slash));
+  const std::string_view top = trimBlanks(unit.substr(0, slash));
   if (!parseTerm(top, numerator)) throw UnitError(fmt::format("unknown unit '{}' in '{}'", top, s));
   for (int divisions = 0; slash != std::string_view::npos; ++divisions) {
     const std::size_t next = unit.find('/', slash + 1);
     const std::string_view bottom =
-        trim(unit.substr(slash + 1, next == std::string_view::npos ? next : next - slash - 1));
+        trimBlanks(unit.substr(slash + 1, next == std::string_view::npos ? next : next - slash - 1));
     Quantity denominator;
     if (divisions == 2 || !parseTerm(bottom, denominator)) {
       throw UnitError(fmt::format("unknown unit '{}' in '{}'", bottom, s));
@@ -136,7 +131,7 @@ double parseQuantityAs(std::string_view text, Dimension expected) {
         fmt::format("{}; expected a {} such as '{}'", e.what(), dimensionName(expected), dimensionExample(expected)));
   }
   if (q.dimension != expected) {
-    throw UnitError(fmt::format("'{}' is a {}, expected a {} such as '{}'", trim(text), dimensionName(q.dimension),
+    throw UnitError(fmt::format("'{}' is a {}, expected a {} such as '{}'", trimBlanks(text), dimensionName(q.dimension),
                                 dimensionName(expected), dimensionExample(expected)));
   }
   return q.value;
