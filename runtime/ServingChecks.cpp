@@ -1,37 +1,19 @@
-// ServingEngine's serving block: the phase policy applied before each step, the users cap, and the
-// checks of the block against the platform and each replica's chips (see ServingEngine.h and
-// PhasePolicy.h).
+#include "runtime/ServingChecks.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <string>
 
-#include "runtime/ServingEngine.h"
 #include "tlm/config/ConfigError.h"
 
 namespace scoville::runtime {
 
-using namespace workload;  // the planner, scheduler and configuration types this file drives
+using namespace workload;  // the scenario's configuration types
 
 using config::ConfigError;
 using config::ErrorKind;
-
-double ServingEngine::preparePhase(Replica& r, const StepBatch& batch,
-                                   const std::vector<std::shared_ptr<const StepPlan>>& plans) {
-  // Decodes only (one token each on a cached context) or not: the same split as the step statistics.
-  const bool prefill = std::any_of(batch.sequences.begin(), batch.sequences.end(),
-                                   [](const StepSequence& q) { return !(q.tokens == 1 && q.context > 0); });
-  std::vector<const StepPlan*> simulated;
-  for (std::size_t c = 0; c < plans.size(); ++c) {
-    if (!r.mirrors[c]) simulated.push_back(plans[c].get());
-  }
-  return r.phase->prepare(prefill ? StepPhase::kPrefill : StepPhase::kDecode, simulated);
-}
-
-std::size_t ServingEngine::maxResident(Role role) const {
-  const auto it = m_maxResident.find(role);
-  return it == m_maxResident.end() ? 0 : it->second;
-}
 
 namespace {
 
@@ -40,17 +22,18 @@ std::array<std::pair<const char*, const PhasePolicyConfig*>, 2> phasePolicies(co
   return {{{"prefill_policy", &serving.prefill}, {"decode_policy", &serving.decode}}};
 }
 
-}  // namespace
-
-void ServingEngine::servingPolicyError(const platform::PlatformConfig& config, const ScenarioFiles& files,
-                                       const std::string& message) const {
+[[noreturn]] void servingPolicyError(const ScenarioConfig& scenario, const platform::PlatformConfig& config,
+                                     const ScenarioFiles& files, const std::string& message) {
   throw ConfigError(ErrorKind::kInvalidConfig, files.scenario,
-                    fmt::format("scenario '{}' on platform '{}': {}", m_scenario.name, config.name, message));
+                    fmt::format("scenario '{}' on platform '{}': {}", scenario.name, config.name, message));
 }
 
-void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, const ScenarioFiles& files) const {
-  const ServingPolicyConfig& serving = m_scenario.serving;
-  const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
+}  // namespace
+
+void checkServingPolicy(const ScenarioConfig& scenario, const platform::PlatformConfig& config,
+                        const ScenarioFiles& files) {
+  const ServingPolicyConfig& serving = scenario.serving;
+  const auto fail = [&](const std::string& message) { servingPolicyError(scenario, config, files, message); };
   const std::string placement = serving.kvPlacementPolicy(config.placement.kvCache.placement);
   if (KvPlacementMode::of(placement).offChip()) {
     const std::string where = serving.kvCachePlacement == ServingPolicyConfig::KvPlacement::kPlatform
@@ -83,10 +66,10 @@ void ServingEngine::checkServingPolicy(const platform::PlatformConfig& config, c
   }
 }
 
-void ServingEngine::checkReplicaPolicy(const Replica& r, const platform::PlatformConfig& config,
-                                       const ScenarioFiles& files) const {
-  const ServingPolicyConfig& serving = m_scenario.serving;
-  const auto fail = [&](const std::string& message) { servingPolicyError(config, files, message); };
+void checkReplicaPolicy(const ScenarioConfig& scenario, const Replica& r, const platform::PlatformConfig& config,
+                        const ScenarioFiles& files) {
+  const ServingPolicyConfig& serving = scenario.serving;
+  const auto fail = [&](const std::string& message) { servingPolicyError(scenario, config, files, message); };
   // Policies that never leave the nominal setting may run on any mix of chips.
   const bool trivial = !serving.prefill.mayLowerClock() && !serving.decode.mayLowerClock() &&
                        !serving.prefill.mayGate() && !serving.decode.mayGate();

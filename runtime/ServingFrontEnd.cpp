@@ -1,0 +1,100 @@
+#include "runtime/ServingFrontEnd.h"
+
+#include <memory>
+#include <optional>
+
+namespace scoville::runtime {
+
+using namespace workload;  // the load, router and scheduler types this file drives
+
+void ServingFrontEnd::start() {
+  if (m_load.closedLoop()) {
+    sc_core::sc_spawn(
+        [this] {
+          for (int u = 0; u < m_load.users(); ++u) send(m_load.next(u, 0.0));
+        },
+        "users");
+  } else {
+    sc_core::sc_spawn([this] { openLoopSource(); }, "source");
+  }
+}
+
+void ServingFrontEnd::send(const Arrival& a) {
+  if (completed()) return;
+  const int replica = m_router.admit(a, sc_core::sc_time_stamp().to_seconds());
+  Replica& r = m_set.at(replica);
+  // The prefill pool only produces the first token; the rest is decoded after the KV moved.
+  r.scheduler->submit(ServingRequest{a.id, a.inputTokens, r.role == ReplicaRole::kPrefill ? 1 : a.outputTokens, false});
+  r.work.notify(sc_core::SC_ZERO_TIME);
+  m_anyWork.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ServingFrontEnd::openLoopSource() {
+  while (!completed()) {
+    const std::optional<Arrival> a = m_load.nextOpen();
+    if (!a) return;
+    const sc_core::sc_time at(a->time, sc_core::SC_SEC);
+    if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
+    send(*a);
+  }
+}
+
+void ServingFrontEnd::stepDone(Replica& r, const std::vector<StepOutcome>& outcomes) {
+  const double now = sc_core::sc_time_stamp().to_seconds();
+  for (const StepOutcome& o : outcomes) {
+    if (o.producedToken) m_router.tokenProduced(o.request, now);
+    if (!o.finished) continue;
+    const RequestRecord& record = m_router.record(o.request);
+    if (r.role == ReplicaRole::kPrefill && record.tokenTimes.size() < record.outputTokens) {
+      // Prefilled: its KV goes to a decode replica, which produces the rest.
+      const int to = m_router.nextDecoder();
+      const int from = r.index;
+      const uint64_t id = o.request;
+      sc_core::sc_spawn([this, id, from, to] { transferKv(id, from, to); }, sc_core::sc_gen_unique_name("kv"));
+      continue;
+    }
+    // The last measured request completes the run: nothing new is sent; steps and transfers in
+    // flight finish and every thread leaves its loop (no sc_stop: threads stopped mid-wait would
+    // never unwind their stacks), so the simulation ends when nothing is left to do.
+    m_router.finished(o.request, now, o.preemptions);
+    if (record.user >= 0 && !completed()) send(m_load.next(record.user, now));
+  }
+}
+
+void ServingFrontEnd::transferKv(uint64_t id, int from, int to) {
+  Replica& src = m_set.at(from);
+  Replica& dst = m_set.at(to);
+  // Copied: admitting requests while this thread waits may move the records.
+  const uint64_t inputTokens = m_router.record(id).inputTokens;
+  const uint64_t outputTokens = m_router.record(id).outputTokens;
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  // Every rank sends its slice of the prompt's KV to the same rank of the decode replica, all at once.
+  auto pending = std::make_shared<int>(m_set.tp);
+  auto arrived = std::make_shared<sc_core::sc_event>();
+  uint64_t total = 0;
+  for (int rank = 0; rank < m_set.tp; ++rank) {
+    const StepPlanner& planner = *src.planners[static_cast<std::size_t>(rank)];
+    const uint64_t bytes = planner.kvBytesFor(inputTokens);  // window layers: their window only
+    total += bytes;
+    PipelineLink* link = m_set.kvLinks.at({from, to, rank}).get();
+    sc_core::sc_spawn(
+        [this, link, bytes, pending, arrived] {
+          if (!link->send(bytes, 0)) m_status.fail(link->error());
+          if (--*pending == 0) arrived->notify();
+        },
+        sc_core::sc_gen_unique_name("kv_send"));
+  }
+  sc_core::wait(*arrived);
+  if (m_status.failed()) {
+    sc_core::sc_stop();
+    return;
+  }
+  ++m_kvTransfers;
+  m_kvTransferBytes += static_cast<double>(total);
+  m_kvTransferTimeS += (sc_core::sc_time_stamp() - start).to_seconds();
+  if (completed()) return;
+  dst.scheduler->submit(ServingRequest{id, inputTokens, outputTokens, true});
+  dst.work.notify(sc_core::SC_ZERO_TIME);
+}
+
+}  // namespace scoville::runtime

@@ -1,0 +1,156 @@
+#include "runtime/StepRunner.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace scoville::runtime {
+
+using namespace workload;  // the planner, scheduler and configuration types this file drives
+
+sc_core::sc_time StepRunner::stepOverhead() const {
+  const ScenarioConfig& scenario = m_run.scenario;
+  return sc_core::sc_time(scenario.scheduler.stepOverheadS + (scenario.stack ? scenario.stack->stepOverheadS : 0.0),
+                          sc_core::SC_SEC);
+}
+
+void ReplicaRunner::run() {
+  Replica& r = m_run.set.at(m_replica);
+  const sc_core::sc_time overhead = stepOverhead();
+  while (!m_run.frontEnd.completed()) {
+    StepBatch batch = r.scheduler->next();
+    if (batch.sequences.empty() && r.scheduler->swaps().empty()) {
+      sc_core::wait(r.work);
+      continue;
+    }
+    if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
+    if (!runSwaps({&r})) return;  // the step's KV block copies come first
+    if (batch.sequences.empty()) continue;
+    if (r.routing) {
+      route(r, batch.tokens());
+      batch.expertTokens = &r.expertTokens;
+    }
+    std::vector<std::shared_ptr<const StepPlan>> plans = planStep(r, batch);
+    const double stall = preparePhase(r, batch, plans);
+    if (stall > 0.0) sc_core::wait(sc_core::sc_time(stall, sc_core::SC_SEC));
+    r.phase->started();
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    postStep(r, std::move(plans));
+    if (!awaitStep({&r})) return;
+    finishStep(r, batch, start);
+  }
+}
+
+bool StepRunner::runSwaps(const std::vector<Replica*>& replicas) {
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  auto pending = std::make_shared<int>(0);
+  auto done = std::make_shared<sc_core::sc_event>();
+  std::vector<Replica*> waiting;
+  for (Replica* r : replicas) {
+    const std::vector<KvSwap>& swaps = r->scheduler->swaps();
+    if (swaps.empty()) continue;
+    waiting.push_back(r);
+    for (const KvSwap& swap : swaps) {
+      // Every chip's slice counts, mirrored or not, so that mirroring never shows in the results.
+      for (const auto& swapper : r->swappers) {
+        (swap.toHost ? r->stats.swapOutBytes : r->stats.swapInBytes) +=
+            static_cast<double>(swapper->bytesFor(swap.moves.size()));
+      }
+    }
+    // Mirrors would copy exactly what their leader copies, in the same time: only leaders copy.
+    for (std::size_t c = 0; c < r->swappers.size(); ++c) {
+      if (r->mirrors[c]) continue;
+      ++*pending;
+      KvSwapper* swapper = r->swappers[c].get();
+      const hw::KvBlockAllocator* kv = &r->scheduler->kv();
+      const std::vector<KvSwap>* list = &swaps;
+      sc_core::sc_spawn(
+          [swapper, kv, list, pending, done] {
+            for (const KvSwap& swap : *list) {
+              if (!swapper->copy(*kv, swap)) break;
+            }
+            if (--*pending == 0) done->notify();
+          },
+          sc_core::sc_gen_unique_name("kv_swap"));
+    }
+  }
+  if (*pending > 0) sc_core::wait(*done);
+  for (Replica* r : waiting) {
+    for (const auto& swapper : r->swappers) {
+      if (!swapper->error().empty()) m_run.status.fail(swapper->error());
+    }
+    r->stats.swapS += (sc_core::sc_time_stamp() - start).to_seconds();
+  }
+  if (!m_run.status.failed()) return true;
+  sc_core::sc_stop();
+  return false;
+}
+
+void StepRunner::route(Replica& r, uint64_t tokens) {
+  const ModelConfig& model = m_run.model;
+  const auto experts = static_cast<std::size_t>(model.routedExperts);
+  for (int l = 0; l < model.layers; ++l) {
+    if (!model.isMoeLayer(l)) continue;
+    std::vector<uint64_t>& counts = r.expertTokens[static_cast<std::size_t>(l)];
+    counts.assign(experts, 0);
+    r.routing->route(static_cast<uint32_t>(l), tokens, counts);
+    m_run.statistics.layerRouted(r, counts, tokens);
+  }
+}
+
+std::vector<std::shared_ptr<const StepPlan>> StepRunner::planStep(Replica& r, const StepBatch& batch) {
+  std::vector<std::shared_ptr<const StepPlan>> plans(r.drivers.size());
+  for (std::size_t c = 0; c < r.drivers.size(); ++c) {
+    // Mirrors share their leader's plan (plansLike: their own would be equal).
+    plans[c] = r.mirrors[c] ? plans[r.leaderOf[c]] : std::make_shared<const StepPlan>(r.planners[c]->plan(batch));
+  }
+  return plans;
+}
+
+double StepRunner::preparePhase(Replica& r, const StepBatch& batch,
+                                const std::vector<std::shared_ptr<const StepPlan>>& plans) {
+  // Decodes only (one token each on a cached context) or not: the same split as the step statistics.
+  const bool prefill = std::any_of(batch.sequences.begin(), batch.sequences.end(),
+                                   [](const StepSequence& q) { return !(q.tokens == 1 && q.context > 0); });
+  std::vector<const StepPlan*> simulated;
+  for (std::size_t c = 0; c < plans.size(); ++c) {
+    if (!r.mirrors[c]) simulated.push_back(plans[c].get());
+  }
+  return r.phase->prepare(prefill ? StepPhase::kPrefill : StepPhase::kDecode, simulated);
+}
+
+void StepRunner::postStep(Replica& r, std::vector<std::shared_ptr<const StepPlan>> plans) {
+  for (std::size_t c = 0; c < r.drivers.size(); ++c) {
+    const StepDriver* leader = r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr;
+    r.stats.bytes += plans[c]->bytesMoved;
+    r.stats.flops += plans[c]->flops;
+    r.stats.collectiveBytes += plans[c]->collectiveBytes;
+    r.stats.remoteKvBytes += plans[c]->remoteKvBytes;
+    r.stats.hostKvBytes += plans[c]->hostKvBytes;
+    r.drivers[c]->post(std::move(plans[c]), leader);
+  }
+}
+
+bool StepRunner::awaitStep(const std::vector<Replica*>& replicas) {
+  for (const Replica* r : replicas) {
+    for (const auto& driver : r->drivers) {
+      while (!driver->idle() && driver->error().empty()) sc_core::wait(driver->stepDone());
+    }
+  }
+  return m_run.status.carryOn();
+}
+
+void StepRunner::finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start) {
+  m_run.statistics.stepDone(r, batch, start);
+  double stepFlops = 0.0, stepBytes = 0.0;
+  for (const auto& driver : r.drivers) {
+    stepFlops += driver->plan().flops;
+    stepBytes += driver->plan().bytesMoved;
+  }
+  const StepDriver& lead = *r.drivers.front();
+  r.phase->finished(stepFlops, stepBytes, batch.tokens(), lead.plan().computePrecision);
+  if (batch.sequences.empty()) return;  // experts across replicas: an idle replica's step
+  m_run.frontEnd.stepDone(r, r.scheduler->complete());
+  m_run.statistics.schedulerUpdated(r);
+}
+
+}  // namespace scoville::runtime
