@@ -21,7 +21,7 @@
 #include "platforms/PlatformConfig.h"
 #include "tlm/InitiatorPort.h"
 #include "tlm/PayloadPool.h"
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 
 namespace scoville::bench {
 namespace {

@@ -17,9 +17,9 @@
 #include "cli/KernelBenchRun.h"
 #include "cli/ReportWriter.h"
 #include "cli/Sweep.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
-#include "tlm/power/EnergyKeys.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
+#include "power/EnergyKeys.h"
 #include "workloads/PowerCalibration.h"
 
 namespace scoville::cli {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 
 namespace po = boost::program_options;
 

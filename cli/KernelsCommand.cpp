@@ -22,7 +22,7 @@
 #include "cli/ReportWriter.h"
 #include "platforms/Platform.h"
 #include "runtime/KernelRunner.h"
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 #include "workloads/KernelBench.h"
 #include "workloads/PowerCalibration.h"
 #include "workloads/SoftwareStack.h"

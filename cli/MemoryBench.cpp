@@ -174,7 +174,7 @@ MemoryBenchResult runMemoryBench(const MemoryPart& part, const workload::MemoryT
   result.writeBursts = s.value("write_bursts");
   result.refreshes = s.value("refreshes");
   result.turnarounds = s.value("turnarounds");
-  // Priced from the command stream, as the chip's power model prices it (tlm/power/EnergyLevels).
+  // Priced from the command stream, as the chip's power model prices it (power/EnergyLevels).
   const double burst = part.hbm.burstBytes;
   const double readBytes = result.readBursts * burst;
   const double writeBytes = result.writeBursts * burst;

@@ -12,8 +12,8 @@
 
 #include "hw/dram/MemoryControllerConfig.h"
 #include "tlm/TimingMode.h"
-#include "tlm/config/Schema.h"
-#include "tlm/power/PowerConfig.h"
+#include "config/Schema.h"
+#include "power/PowerConfig.h"
 #include "workloads/MemoryTraffic.h"
 
 namespace scoville::cli {

@@ -12,8 +12,8 @@
 #include "cli/Inputs.h"
 #include "cli/MemoryBench.h"
 #include "cli/ReportWriter.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 
 namespace scoville::cli {
 

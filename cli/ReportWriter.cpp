@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 namespace fs = std::filesystem;
 

@@ -26,10 +26,10 @@
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
 #include "tlm/TransactionCount.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Units.h"
-#include "tlm/trace/ChromeTrace.h"
-#include "tlm/trace/UnitActivity.h"
+#include "config/ConfigError.h"
+#include "config/Units.h"
+#include "trace/ChromeTrace.h"
+#include "trace/UnitActivity.h"
 
 namespace po = boost::program_options;
 
@@ -56,8 +56,8 @@ void prepareDirectoryOf(const std::string& file) {
 }
 
 /// The trace window from --trace-start and --trace-duration.
-tlm::ChromeTraceOptions traceOptions(const RunRequest& options) {
-  tlm::ChromeTraceOptions trace;
+trace::ChromeTraceOptions traceOptions(const RunRequest& options) {
+  trace::ChromeTraceOptions trace;
   trace.startS = timeOption("--trace-start", options.traceStart);
   const double duration = timeOption("--trace-duration", options.traceDuration);
   if (trace.startS < 0 || !(duration > 0)) {
@@ -349,10 +349,10 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
-  std::optional<tlm::ChromeTrace> trace;
-  std::optional<tlm::UnitActivity> waveforms;
+  std::optional<trace::ChromeTrace> trace;
+  std::optional<trace::UnitActivity> waveforms;
   if (!options.vcd.empty()) {
-    const tlm::ChromeTraceOptions window = traceOptions(options);
+    const trace::ChromeTraceOptions window = traceOptions(options);
     const double interval = timeOption("--vcd-interval", options.vcdInterval);
     if (!(interval > 0) || (window.endS - window.startS) / interval > kMaxVcdSamples) {
       throw config::ConfigError(config::ErrorKind::kOutOfRange, "--vcd-interval " + options.vcdInterval,
@@ -377,7 +377,7 @@ int runCommand(const Args& args, std::ostream& out) {
                                 "no chip of platform '" + inputs.platform.name +
                                     "' has tensor_core.impl rtl or lockstep, so there are no RTL waveforms");
     }
-    const tlm::ChromeTraceOptions window = traceOptions(options);
+    const trace::ChromeTraceOptions window = traceOptions(options);
     prepareDirectoryOf(options.rtlVcd);
     hw::rtl::enableWaveforms(options.rtlVcd, window.startS, window.endS);
   }

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 
-#include "tlm/config/Units.h"
+#include "config/Units.h"
 #include "workloads/ServingMetrics.h"
 
 namespace scoville::cli {

@@ -19,8 +19,8 @@
 #include <fmt/format.h>
 
 #include "cli/RunReport.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Text.h"
+#include "config/ConfigError.h"
+#include "config/Text.h"
 
 extern char** environ;
 

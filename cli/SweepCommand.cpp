@@ -23,9 +23,9 @@
 #include "cli/ReportWriter.h"
 #include "cli/Sweep.h"
 #include "cli/SweepResults.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
-#include "tlm/config/Units.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
+#include "config/Units.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/ReportWriter.h"
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;

@@ -22,8 +22,8 @@
 #include "cli/ReportWriter.h"
 #include "cli/Sweep.h"
 #include "cli/ValidationRun.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "workloads/Validation.h"
 
 namespace scoville::cli {

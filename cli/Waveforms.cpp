@@ -5,14 +5,14 @@
 
 #include <fmt/format.h>
 
-#include "tlm/power/PowerMonitor.h"
-#include "tlm/trace/VcdWriter.h"
+#include "power/PowerMonitor.h"
+#include "trace/VcdWriter.h"
 
 namespace scoville::cli {
 
 namespace {
 
-using tlm::UnitActivity;
+using trace::UnitActivity;
 
 /// Average watts of a power timeline over each sample [t, t + interval): its binned energy
 /// (fine bins of `fineInterval` from time 0) over the sample, plus a constant floor.
@@ -30,7 +30,7 @@ std::vector<double> averagePower(const std::vector<double>& fineBins, double fin
 
 std::string waveformsVcd(const UnitActivity& a, const platform::Platform& platform, const std::vector<int>& mirrorOf,
                          const std::vector<workload::RequestRecord>* records) {
-  tlm::VcdWriter vcd;
+  trace::VcdWriter vcd;
   const power::PowerMonitor& power = platform.power();
   const bool powered = power.modelled();
   const std::size_t bins = a.bins();

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "platforms/Platform.h"
-#include "tlm/trace/UnitActivity.h"
+#include "trace/UnitActivity.h"
 #include "workloads/ServingMetrics.h"
 
 namespace scoville::cli {
 
 /// `mirrorOf[c]`: the chip whose simulation chip c mirrors (-1: its own; empty: none mirror);
 /// `records`: a serving run's requests (nullptr for a decode step).
-std::string waveformsVcd(const tlm::UnitActivity& activity, const platform::Platform& platform,
+std::string waveformsVcd(const trace::UnitActivity& activity, const platform::Platform& platform,
                          const std::vector<int>& mirrorOf, const std::vector<workload::RequestRecord>* records);
 
 }  // namespace scoville::cli

@@ -14,7 +14,7 @@
 #include "hw/VectorUnit.h"
 #include "hw/power/PowerManager.h"
 #include "hw/rtl/RtlTensorCore.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

@@ -8,8 +8,8 @@
 #include "hw/TensorCoreConfig.h"
 #include "hw/VectorUnitConfig.h"
 #include "hw/network/NetworkConfig.h"
-#include "tlm/config/Schema.h"
-#include "tlm/power/PowerConfig.h"
+#include "config/Schema.h"
+#include "power/PowerConfig.h"
 
 namespace scoville::hw {
 

@@ -19,7 +19,7 @@
 #include "hw/ChipConfig.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/OpExtension.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

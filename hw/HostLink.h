@@ -20,7 +20,7 @@
 #include <tlm>
 
 #include "tlm/ActivityBus.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

@@ -10,7 +10,7 @@
 #include "hw/ChipConfig.h"
 #include "hw/dram/DramChannel.h"
 #include "hw/TimedTarget.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

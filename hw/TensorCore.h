@@ -24,7 +24,7 @@
 #include "hw/TimedTarget.h"
 #include "tlm/ClockDomain.h"
 #include "tlm/OpExtension.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

@@ -8,7 +8,7 @@
 #include "hw/TimedTarget.h"
 #include "hw/VectorUnitConfig.h"
 #include "tlm/ClockDomain.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

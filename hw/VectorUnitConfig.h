@@ -1,6 +1,6 @@
 #pragma once
 
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 
 namespace scoville::hw {
 

@@ -24,8 +24,8 @@
 #include "hw/network/Switch.h"
 #include "hw/network/SwitchPort.h"
 #include "platforms/PlatformConfig.h"
-#include "tlm/power/PowerMonitor.h"
-#include "tlm/stats/StatsGroup.h"
+#include "power/PowerMonitor.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::platform {
 

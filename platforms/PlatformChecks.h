@@ -6,7 +6,7 @@
 #include <string>
 
 #include "platforms/PlatformConfig.h"
-#include "tlm/config/Node.h"
+#include "config/Node.h"
 
 namespace scoville::platform::detail {
 

@@ -13,7 +13,7 @@
 #include "hw/kv/KvCacheConfig.h"
 #include "hw/network/Collective.h"
 #include "hw/network/NetworkConfig.h"
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 
 namespace scoville::platform {
 

@@ -9,7 +9,7 @@
 
 #include "platforms/Platform.h"
 #include "tlm/Precision.h"
-#include "tlm/config/Units.h"
+#include "config/Units.h"
 
 namespace scoville::platform {
 

@@ -21,7 +21,7 @@
 
 #include "hw/network/Collective.h"
 #include "tlm/PayloadPool.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::runtime {

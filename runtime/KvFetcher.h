@@ -5,7 +5,7 @@
 // drives; nothing here computes a duration.
 //
 // spill_to_remote: the chip's slice of a remote block lives in its donor's HBM (the next chip of
-// the serving pool, ServingEngine), in the region the donor lends at `donorBase`. A read is the
+// the serving pool, ReplicaBuilder), in the region the donor lends at `donorBase`. A read is the
 // donor's HBM read, then the fabric carrying the bytes from the donor to this chip; a write
 // (append) crosses the fabric first, then is written into the donor's HBM. Both are cut into
 // chunks of kChunkBytes and pipelined by a copy engine (hw::CopyEngine): chunk k crosses the
@@ -31,7 +31,7 @@
 #include "hw/kv/KvCacheConfig.h"
 #include "tlm/InitiatorPort.h"
 #include "tlm/TimingMode.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::runtime {

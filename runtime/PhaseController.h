@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "hw/Chip.h"
-#include "tlm/power/PowerMonitor.h"
+#include "power/PowerMonitor.h"
 #include "workloads/PhasePolicy.h"
 
 namespace scoville::runtime {

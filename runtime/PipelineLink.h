@@ -11,7 +11,7 @@
 #include <systemc>
 
 #include "hw/dma/CopyEngine.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::runtime {
 

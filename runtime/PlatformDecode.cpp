@@ -5,8 +5,8 @@
 #include <map>
 #include <tuple>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Units.h"
+#include "config/ConfigError.h"
+#include "config/Units.h"
 #include "workloads/Routing.h"
 #include "workloads/StepPlanSizes.h"
 
@@ -30,7 +30,7 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   const StepPlanner planner(model, chip, shard);
   const int tp = planner.shard().tp;
   // Each request's KV cache holds context + 1 tokens per layer after the step, requests side by
-  // side within a layer's region. As the serving cache (ServingEngine::kvShape), a sliding-window
+  // side within a layer's region. As the serving cache (ReplicaBuilder::kvShape), a sliding-window
   // layer keeps only its window where some layers keep every token, and its stream shares their
   // regions.
   using planning::aligned;  // 4 KiB, as the planner places weights

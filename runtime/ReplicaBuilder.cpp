@@ -5,8 +5,8 @@
 
 #include "hw/kv/KvPlacementPolicy.h"
 #include "runtime/ServingChecks.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Units.h"
+#include "config/ConfigError.h"
+#include "config/Units.h"
 
 namespace scoville::runtime {
 

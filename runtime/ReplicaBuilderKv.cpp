@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "runtime/ReplicaBuilder.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Units.h"
+#include "config/ConfigError.h"
+#include "config/Units.h"
 
 namespace scoville::runtime {
 

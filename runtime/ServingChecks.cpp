@@ -6,7 +6,7 @@
 #include <array>
 #include <string>
 
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 namespace scoville::runtime {
 

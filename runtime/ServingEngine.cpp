@@ -4,7 +4,7 @@
 
 #include "runtime/LockstepRunner.h"
 #include "runtime/ReplicaBuilder.h"
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 namespace scoville::runtime {
 

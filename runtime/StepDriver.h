@@ -96,7 +96,7 @@ class StepDriver : public sc_core::sc_module {
   /// compute transactions, its ops end when the leader's do (they would, to the picosecond: the
   /// same transactions on identical state at identical times), and it runs its own collectives
   /// and pipeline sends on the fabric. Only the caller can know the chips' histories are
-  /// identical; ServingEngine checks it. The mirror's chip modules then count none of the step's
+  /// identical; ReplicaBuilder checks it. The mirror's chip modules then count none of the step's
   /// traffic.
   void post(std::shared_ptr<const StepPlan> plan, const StepDriver* leader = nullptr);
   /// True when no step is running.

@@ -7,9 +7,9 @@
 #include <set>
 #include <utility>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
-#include "tlm/power/EnergyKeys.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
+#include "power/EnergyKeys.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/StepPlanSizes.h"
 

@@ -19,7 +19,7 @@
 
 #include "hw/ChipConfig.h"
 #include "tlm/Precision.h"
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 #include "workloads/StepPlan.h"
 #include "workloads/Validation.h"
 
@@ -67,7 +67,7 @@ struct MeasuredPower {
 /// A constant of a chip type's `power` section fitted by `scoville calibrate-power`, within a
 /// public range.
 struct PowerFitParameter {
-  std::string key;      ///< its key in the chip type's `power` section (tlm/power/EnergyKeys.h)
+  std::string key;      ///< its key in the chip type's `power` section (power/EnergyKeys.h)
   std::string minText;  ///< lower end of the range, a quantity in the key's unit (checked on load)
   std::string maxText;  ///< upper end
   std::string source;   ///< where the range comes from

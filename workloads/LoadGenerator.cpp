@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 namespace scoville::workload {
 

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Text.h"
+#include "config/ConfigError.h"
+#include "config/Text.h"
 
 namespace scoville::workload {
 

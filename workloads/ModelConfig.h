@@ -5,7 +5,7 @@
 #include <string>
 
 #include "tlm/Precision.h"
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 
 namespace scoville::workload {
 

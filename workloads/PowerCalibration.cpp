@@ -6,8 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tlm/config/Units.h"
-#include "tlm/power/EnergyKeys.h"
+#include "config/Units.h"
+#include "power/EnergyKeys.h"
 #include "workloads/BoundedLeastSquares.h"
 
 namespace scoville::workload {

@@ -4,7 +4,7 @@
 // (`scoville calibrate-power`, docs/power.md#calibration).
 //
 // A load is priced from what the simulator counted over one launch of its kernel at the nominal
-// operating point (tlm/power/EnergyLevels.h), at the rate and operating point the board ran it:
+// operating point (power/EnergyLevels.h), at the rate and operating point the board ran it:
 //
 //   P = static(V) + refresh + duty x [energy of one launch at V / launch time + floor x (V/Vn)^2 f/fn]
 //
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "tlm/power/EnergyLevels.h"
-#include "tlm/power/PowerConfig.h"
+#include "power/EnergyLevels.h"
+#include "power/PowerConfig.h"
 #include "workloads/KernelBench.h"
 
 namespace scoville::workload {

@@ -1,7 +1,7 @@
 #include "workloads/Routing.h"
 
 #include "workloads/Random.h"
-#include "tlm/config/Text.h"
+#include "config/Text.h"
 
 #include <fmt/format.h>
 #include <algorithm>

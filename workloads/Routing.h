@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 
 namespace scoville::workload {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 #include "workloads/Routing.h"
 #include "workloads/SoftwareStack.h"
 
@@ -82,7 +82,7 @@ struct ServingPolicyConfig {
   /// kPlatform: the platform's placement.kv_cache.placement.
   KvPlacement kvCachePlacement = KvPlacement::kPlatform;
   /// spill_to_remote: share of each chip's KV memory lent to the chip before it in its pool
-  /// (ServingEngine); the chip's own cache keeps the rest.
+  /// (ReplicaBuilder); the chip's own cache keeps the rest.
   double kvRemoteShare = 0.5;
   PhasePolicyConfig prefill;
   PhasePolicyConfig decode;

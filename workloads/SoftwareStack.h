@@ -6,7 +6,7 @@
 //
 // Chosen by the scenario key `software_stack` (a name in workloads/stacks/ or a file); absent, the
 // run is the hardware's alone (every efficiency 1, no overhead). How it acts (StepDriver,
-// CollectiveGroup, ServingEngine):
+// CollectiveGroup, ReplicaRunner):
 //   - compute: an op's compute (its GEMMs and vector work, as the tensor core and vector unit
 //     time them) is stretched to time / efficiency of its class: `attention_efficiency` for the
 //     attention kernel (scores and values over the KV cache), `moe_efficiency` for the routed
@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 
 namespace scoville::workload {
 

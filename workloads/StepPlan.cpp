@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Units.h"
+#include "config/ConfigError.h"
+#include "config/Units.h"
 #include "workloads/StepPlanSizes.h"
 
 namespace scoville::workload {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Units.h"
+#include "config/ConfigError.h"
+#include "config/Units.h"
 #include "workloads/StepPlan.h"
 #include "workloads/StepPlanSizes.h"
 
@@ -164,7 +164,7 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
 }
 
 uint64_t StepPlanner::kvBytesFor(uint64_t tokens) const {
-  // A model whose every layer has a window keeps every token (ServingEngine::kvShape).
+  // A model whose every layer has a window keeps every token (ReplicaBuilder::kvShape).
   const uint64_t window = m_windowLayers < m_stageLayers ? m_windowLayers : 0;
   const uint64_t windowTokens = std::min<uint64_t>(tokens, static_cast<uint64_t>(std::max(0, m_model.slidingWindow)));
   return m_kvPerTokenLayer * ((m_stageLayers - window) * tokens + window * windowTokens);

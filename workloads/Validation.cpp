@@ -6,8 +6,8 @@
 #include <set>
 #include <utility>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 
 namespace scoville::workload {
 

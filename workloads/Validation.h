@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Node.h"
-#include "tlm/config/Schema.h"
+#include "config/ConfigError.h"
+#include "config/Node.h"
+#include "config/Schema.h"
 
 namespace scoville::workload {
 

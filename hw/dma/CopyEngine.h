@@ -34,7 +34,7 @@
 #include "tlm/OpExtension.h"
 #include "tlm/PayloadPool.h"
 #include "tlm/TimingMode.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

@@ -35,7 +35,7 @@
 #include "hw/dram/DramChannel.h"
 #include "hw/dram/DramScheduler.h"
 #include "hw/dram/MemoryControllerConfig.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

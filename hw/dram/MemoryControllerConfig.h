@@ -3,7 +3,7 @@
 #include <string>
 
 #include "hw/dram/AddressDecoder.h"
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 
 namespace scoville::hw {
 

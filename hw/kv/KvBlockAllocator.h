@@ -39,7 +39,7 @@
 
 #include "hw/kv/KvCacheConfig.h"
 #include "hw/kv/KvPlacementPolicy.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

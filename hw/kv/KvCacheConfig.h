@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tlm/config/Schema.h"
+#include "config/Schema.h"
 
 namespace scoville::hw {
 

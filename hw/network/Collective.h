@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "tlm/PayloadPool.h"
-#include "tlm/config/Schema.h"
-#include "tlm/stats/StatsGroup.h"
+#include "config/Schema.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

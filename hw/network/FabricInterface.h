@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tlm/PayloadPool.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

@@ -32,7 +32,7 @@
 #include "hw/network/NetworkConfig.h"
 #include "hw/network/SwitchPort.h"
 #include "tlm/ActivityBus.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

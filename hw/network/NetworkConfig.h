@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "tlm/config/Schema.h"
-#include "tlm/power/PowerConfig.h"
+#include "config/Schema.h"
+#include "power/PowerConfig.h"
 
 namespace scoville::hw {
 

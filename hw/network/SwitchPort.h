@@ -18,7 +18,7 @@
 
 #include "hw/network/NetworkConfig.h"
 #include "tlm/OpExtension.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

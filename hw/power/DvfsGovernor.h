@@ -15,8 +15,8 @@
 #include <functional>
 #include <vector>
 
-#include "tlm/power/ChipPower.h"
-#include "tlm/power/PowerConfig.h"
+#include "power/ChipPower.h"
+#include "power/PowerConfig.h"
 
 namespace scoville::hw {
 

@@ -4,7 +4,7 @@
 // arrays and what waking them costs, the clock gating that decides when the clocked-active floor
 // is drawn, and the DVFS governor. Serving phase policies and the governor change the chip's power
 // state only through it; it announces every change on the chip's activity bus
-// (tlm::PowerStateEvent, kClockActive and kWakeArrays events), where the power model (tlm/power/)
+// (tlm::PowerStateEvent, kClockActive and kWakeArrays events), where the power model (power/)
 // prices them and nothing else.
 //
 // It listens to the chip's activity itself, as a hardware activity monitor: the units' busy
@@ -23,9 +23,9 @@
 #include "hw/power/DvfsGovernor.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/ClockDomain.h"
-#include "tlm/power/ChipPower.h"
-#include "tlm/power/PowerConfig.h"
-#include "tlm/stats/StatsGroup.h"
+#include "power/ChipPower.h"
+#include "power/PowerConfig.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

@@ -19,7 +19,7 @@
 #include "test/cli/ServingCliFixture.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 
 namespace scoville::test {
 namespace {

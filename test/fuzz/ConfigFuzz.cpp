@@ -11,7 +11,7 @@
 #include <string>
 
 #include "test/fuzz/FuzzTargets.h"
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

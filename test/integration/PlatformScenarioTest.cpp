@@ -13,9 +13,9 @@
 #include "test/support/Elaboration.h"
 #include "test/support/Shipped.h"
 #include "tlm/ActivityBus.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
-#include "tlm/config/Units.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
+#include "config/Units.h"
 
 namespace scoville::test {
 namespace {

@@ -20,7 +20,7 @@
 #include "tlm/InitiatorPort.h"
 #include "tlm/PayloadPool.h"
 #include "tlm/ProtocolChecker.h"
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 
 namespace scoville {
 namespace {

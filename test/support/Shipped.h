@@ -4,7 +4,7 @@
 #include <string>
 
 #include "platforms/PlatformConfig.h"
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
 

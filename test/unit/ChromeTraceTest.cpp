@@ -5,10 +5,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "tlm/trace/ChromeTrace.h"
-#include "tlm/trace/UnitActivity.h"
-#include "tlm/trace/UnitName.h"
-#include "tlm/trace/VcdWriter.h"
+#include "trace/ChromeTrace.h"
+#include "trace/UnitActivity.h"
+#include "trace/UnitName.h"
+#include "trace/VcdWriter.h"
 
 namespace scoville::test {
 namespace {
@@ -40,7 +40,7 @@ struct Parsed {
   Json raw;
 };
 
-Parsed parse(const tlm::ChromeTrace& trace) {
+Parsed parse(const trace::ChromeTrace& trace) {
   Parsed p;
   p.raw = Json::parse(trace.json());
   for (const auto& e : p.raw["traceEvents"]) {
@@ -59,7 +59,7 @@ Parsed parse(const tlm::ChromeTrace& trace) {
 }
 
 TEST(ChromeTrace, OverlappingTransactionsOfAUnitGoToLanesThatNeverOverlap) {
-  tlm::ChromeTrace trace({0.0, 1e-3, 1000});
+  trace::ChromeTrace trace({0.0, 1e-3, 1000});
   trace.onActivity(event(tlm::Activity::kDramReadBursts, "platform.chip0.hbm", 0, 100));
   trace.onActivity(event(tlm::Activity::kDramReadBursts, "platform.chip0.hbm", 50, 150));   // overlaps: lane 1
   trace.onActivity(event(tlm::Activity::kDramReadBursts, "platform.chip0.hbm", 100, 200));  // lane 0 is free again
@@ -84,7 +84,7 @@ TEST(ChromeTrace, OverlappingTransactionsOfAUnitGoToLanesThatNeverOverlap) {
 }
 
 TEST(ChromeTrace, KeepsOnlyTheWindowAndCountsWhatItsBoundDrops) {
-  tlm::ChromeTrace trace({1e-6, 2e-6, 2});
+  trace::ChromeTrace trace({1e-6, 2e-6, 2});
   trace.onActivity(event(tlm::Activity::kMacs, "platform.chip0.tensor_core", 0, 500));      // ends before
   trace.onActivity(event(tlm::Activity::kMacs, "platform.chip0.tensor_core", 2500, 3000));  // starts after
   trace.onActivity(event(tlm::Activity::kMacs, "platform.chip0.tensor_core", 900, 1100));   // straddles: kept
@@ -96,7 +96,7 @@ TEST(ChromeTrace, KeepsOnlyTheWindowAndCountsWhatItsBoundDrops) {
 }
 
 TEST(ChromeTrace, RequestsWaitThenDecodeOnLanesOfTheirOwn) {
-  tlm::ChromeTrace trace({0.0, 1.0, 1000});
+  trace::ChromeTrace trace({0.0, 1.0, 1000});
   trace.addRequest(1, 0.0, 0.1, 0.5, true);
   trace.addRequest(2, 0.05, 0.2, 0.0, false);  // unfinished: decodes to the window's end
   trace.addCounter("platform power", 0.5, 700);
@@ -112,14 +112,14 @@ TEST(ChromeTrace, RequestsWaitThenDecodeOnLanesOfTheirOwn) {
 
 TEST(UnitActivity, SpreadsEachEventOverTheSamplesItOverlaps) {
   // Samples of 100 ns from 100 ns to 500 ns; chip 0 has 64-byte bursts.
-  tlm::UnitActivity a(100e-9, 500e-9, 100e-9, {64.0, 32.0});
+  trace::UnitActivity a(100e-9, 500e-9, 100e-9, {64.0, 32.0});
   ASSERT_EQ(a.bins(), 4u);
   a.onActivity(event(tlm::Activity::kMacs, "platform.chip0.tensor_core", 50, 250));     // 50 ns before the window
   a.onActivity(event(tlm::Activity::kDramReadBursts, "platform.chip1.hbm", 300, 500));  // 4 bursts of 32 B
   a.onActivity(event(tlm::Activity::kDramActivates, "platform.chip1.hbm", 300, 500));   // not a quantity here
   a.onActivity(event(tlm::Activity::kLinkBytes, "platform.switch0", 150, 150, 0));      // instantaneous
   a.onActivity(event(tlm::Activity::kMacs, "platform.switch0", 150, 250));              // not a chip's unit
-  using Q = tlm::UnitActivity;
+  using Q = trace::UnitActivity;
   EXPECT_NEAR(a.at(0, Q::kTensorBusyS, 0), 100e-9, 1e-18);
   EXPECT_NEAR(a.at(0, Q::kTensorBusyS, 1), 50e-9, 1e-18);
   EXPECT_EQ(a.at(0, Q::kTensorBusyS, 2), 0.0);
@@ -130,7 +130,7 @@ TEST(UnitActivity, SpreadsEachEventOverTheSamplesItOverlaps) {
 }
 
 TEST(VcdWriter, DeclaresEachSignalInItsScopeAndWritesOnlyChanges) {
-  tlm::VcdWriter vcd;
+  trace::VcdWriter vcd;
   vcd.add("chip0", "power_w", {100, 100, 250});
   vcd.add("platform", "requests_in_flight", {0, 1, 1});
   const std::string text = vcd.text(1e-6, 1e-6, "test");
@@ -143,13 +143,13 @@ TEST(VcdWriter, DeclaresEachSignalInItsScopeAndWritesOnlyChanges) {
 }
 
 TEST(UnitName, ReadsTheChipAndUnitFromAModuleName) {
-  EXPECT_EQ(tlm::unitNameOf("platform.chip12.hbm").chip, 12);
-  EXPECT_EQ(tlm::unitNameOf("platform.chip12.hbm").unit, "hbm");
-  EXPECT_EQ(tlm::unitNameOf("platform.chip0.interconnect.port1").unit, "interconnect.port1");
-  EXPECT_EQ(tlm::unitNameOf("platform.switch0").chip, -1);
-  EXPECT_EQ(tlm::unitNameOf("platform.switch0").unit, "switch0");
-  EXPECT_EQ(tlm::unitNameOf("platform.chipset.x").chip, -1) << "not a chip index";
-  EXPECT_EQ(tlm::unitNameOf("platform.chip7").chip, -1) << "a chip itself is not a unit";
+  EXPECT_EQ(trace::unitNameOf("platform.chip12.hbm").chip, 12);
+  EXPECT_EQ(trace::unitNameOf("platform.chip12.hbm").unit, "hbm");
+  EXPECT_EQ(trace::unitNameOf("platform.chip0.interconnect.port1").unit, "interconnect.port1");
+  EXPECT_EQ(trace::unitNameOf("platform.switch0").chip, -1);
+  EXPECT_EQ(trace::unitNameOf("platform.switch0").unit, "switch0");
+  EXPECT_EQ(trace::unitNameOf("platform.chipset.x").chip, -1) << "not a chip index";
+  EXPECT_EQ(trace::unitNameOf("platform.chip7").chip, -1) << "a chip itself is not a unit";
 }
 
 }  // namespace

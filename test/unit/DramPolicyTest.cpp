@@ -12,8 +12,8 @@
 #include "hw/dram/DramChannel.h"
 #include "hw/dram/MemoryControllerConfig.h"
 #include "hw/dram/RefreshPolicy.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 
 namespace scoville::hw {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "test/fuzz/FuzzTargets.h"
 #include "test/support/Subprocess.h"
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 namespace scoville::test {
 namespace {

@@ -6,7 +6,7 @@
 #include "hw/dram/DramChannel.h"
 #include "hw/dram/MemoryController.h"
 #include "hw/TensorCore.h"
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 
 namespace scoville::hw {
 namespace {

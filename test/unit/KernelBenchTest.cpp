@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "test/support/Shipped.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "workloads/KernelBench.h"
 #include "workloads/Roofline.h"
 #include "workloads/StepPlan.h"

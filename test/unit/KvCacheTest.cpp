@@ -8,8 +8,8 @@
 #include "hw/kv/KvBlockAllocator.h"
 #include "hw/kv/KvCacheConfig.h"
 #include "hw/kv/KvPlacementPolicy.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 
 namespace scoville::hw {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ScenarioConfig.h"
 

@@ -3,8 +3,8 @@
 #include "hw/ChipConfig.h"
 #include "runtime/PlatformDecode.h"
 #include "test/support/Shipped.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/StepPlan.h"
 

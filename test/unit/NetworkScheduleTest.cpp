@@ -6,8 +6,8 @@
 
 #include "hw/network/Collective.h"
 #include "hw/network/NetworkConfig.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 
 namespace scoville::hw {
 namespace {

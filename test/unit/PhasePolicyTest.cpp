@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "test/support/Shipped.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "workloads/PhasePolicy.h"
 #include "workloads/StepPlan.h"
 

@@ -9,7 +9,7 @@
 #include "runtime/PlatformDecode.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
-#include "tlm/config/Loader.h"
+#include "config/Loader.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::platform {

@@ -3,7 +3,7 @@
 #include "tlm/PayloadPool.h"
 #include "tlm/Precision.h"
 #include "tlm/Time.h"
-#include "tlm/stats/StatsGroup.h"
+#include "stats/StatsGroup.h"
 
 namespace scoville {
 namespace {

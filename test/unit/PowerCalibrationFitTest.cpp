@@ -8,7 +8,7 @@
 #include <random>
 
 #include "hw/power/ClockGating.h"
-#include "tlm/power/EnergyKeys.h"
+#include "power/EnergyKeys.h"
 #include "workloads/BoundedLeastSquares.h"
 #include "workloads/PowerCalibration.h"
 

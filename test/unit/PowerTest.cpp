@@ -7,8 +7,8 @@
 #include "hw/power/DvfsGovernor.h"
 #include "tlm/ClockDomain.h"
 #include "tlm/Time.h"
-#include "tlm/power/EnergyLevels.h"
-#include "tlm/power/PowerMonitor.h"
+#include "power/EnergyLevels.h"
+#include "power/PowerMonitor.h"
 
 namespace scoville::power {
 namespace {

@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "test/support/Subprocess.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "workloads/Routing.h"
 
 namespace scoville::workload {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "test/support/Shipped.h"
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "workloads/ScenarioConfig.h"
 
 namespace scoville::workload {

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
-#include "tlm/config/Loader.h"
-#include "tlm/config/Schema.h"
+#include "config/Loader.h"
+#include "config/Schema.h"
 
 namespace scoville::config {
 namespace {

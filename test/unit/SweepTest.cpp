@@ -10,7 +10,7 @@
 #include "cli/Sweep.h"
 #include "cli/SweepResults.h"
 #include "test/support/Subprocess.h"
-#include "tlm/config/ConfigError.h"
+#include "config/ConfigError.h"
 
 namespace scoville::test {
 namespace {

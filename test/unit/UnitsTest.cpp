@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "tlm/config/Units.h"
+#include "config/Units.h"
 
 namespace scoville::config {
 namespace {

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "tlm/config/ConfigError.h"
-#include "tlm/config/Loader.h"
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "workloads/SoftwareStack.h"
 #include "workloads/Validation.h"
 
