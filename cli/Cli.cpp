@@ -5,7 +5,7 @@
 #include "cli/Commands.h"
 #include "cli/MemoryBench.h"
 #include "cli/RunRequest.h"
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "platforms/PlatformConfig.h"
 #include "config/ConfigError.h"
 #include "config/Schema.h"

@@ -16,10 +16,11 @@
 #include <tlm>
 #include <unordered_map>
 
-#include "hw/ChipConfig.h"
+#include "hw/InterconnectConfig.h"
+#include "hw/SramConfig.h"
+#include "stats/StatsGroup.h"
 #include "tlm/ActivityBus.h"
 #include "tlm/OpExtension.h"
-#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 

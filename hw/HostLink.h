@@ -19,8 +19,8 @@
 #include <systemc>
 #include <tlm>
 
-#include "tlm/ActivityBus.h"
 #include "stats/StatsGroup.h"
+#include "tlm/ActivityBus.h"
 
 namespace scoville::hw {
 

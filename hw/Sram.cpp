@@ -33,7 +33,7 @@ sc_core::sc_time Sram::serve(::tlm::tlm_generic_payload& payload, const sc_core:
                     m_segments);
   const double bankBandwidth = m_config.bandwidthBytesPerS / m_config.banks;
   sc_core::sc_time last = arrival;
-  for (const DramSegment& segment : m_segments) {
+  for (const InterleavedSegment& segment : m_segments) {
     sc_core::sc_time& busy = m_bankBusyUntil[static_cast<std::size_t>(segment.channel)];
     const double transfer = static_cast<double>(segment.bytes) / bankBandwidth;
     busy = std::max(arrival, busy) + tlm::durationCeil(transfer);

@@ -7,8 +7,8 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/ChipConfig.h"
-#include "hw/dram/DramChannel.h"
+#include "hw/Interleave.h"
+#include "hw/SramConfig.h"
 #include "hw/TimedTarget.h"
 #include "stats/StatsGroup.h"
 
@@ -26,7 +26,7 @@ class Sram : public TimedTarget {
 
   SramConfig m_config;
   std::vector<sc_core::sc_time> m_bankBusyUntil;
-  std::vector<DramSegment> m_segments;  // scratch
+  std::vector<InterleavedSegment> m_segments;  // scratch
   stats::Group m_stats;
   stats::Counter& m_bytesRead;
   stats::Counter& m_bytesWritten;

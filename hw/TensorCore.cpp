@@ -11,12 +11,6 @@
 
 namespace scoville::hw {
 
-namespace {
-uint64_t ceilDiv(uint64_t a, uint64_t b) {
-  return (a + b - 1) / b;
-}
-}  // namespace
-
 TensorCoreStats::TensorCoreStats()
     : group("tensor_core", "systolic matrix engine"),
       m_gemms(group.counter("gemms", "", "GEMM transactions executed")),
@@ -43,22 +37,6 @@ void TensorCoreStats::record(const TensorCoreConfig& config, const tlm::OpExtens
 TensorCore::TensorCore(const sc_core::sc_module_name& name, const TensorCoreConfig& config)
     : TimedTarget(name), m_config(config), m_active(config) {}
 
-uint64_t TensorCore::gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p) {
-  const double rate = config.macsPerCell.of(p);
-  if (rate <= 0.0 || shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.count == 0) return 0;
-  const auto rows = static_cast<uint64_t>(config.arrayRows);
-  const auto cols = static_cast<uint64_t>(config.arrayCols);
-  // A rate below 1 (e.g. FP32 at quarter rate) stretches each tile; above 1 widens the array.
-  const auto effectiveCols = static_cast<uint64_t>(std::max(1.0, std::floor(static_cast<double>(cols) * rate)));
-  const double slowdown = rate < 1.0 ? 1.0 / rate : 1.0;
-  const uint64_t tiles = ceilDiv(shape.k, rows) * ceilDiv(shape.n, effectiveCols);
-  const uint64_t perTile = config.operandBuffers >= 2 ? std::max(shape.m, rows) : shape.m + rows;
-  const uint64_t rounds = ceilDiv(shape.count * tiles, static_cast<uint64_t>(config.count));
-  const double streaming = static_cast<double>(rounds * perTile) * slowdown;
-  return static_cast<uint64_t>(std::ceil(streaming)) + rows + cols +
-         static_cast<uint64_t>(config.pipelineLatencyCycles);
-}
-
 double TensorCore::operandBytes(const tlm::GemmShape& shape, tlm::Precision p) {
   const auto m = static_cast<double>(shape.m);
   const auto n = static_cast<double>(shape.n);
@@ -78,7 +56,7 @@ void TensorCore::setActiveArrays(int arrays) {
 
 sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? gemmCycles(m_active, op.shape, op.precision) : 0;
+  const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? m_active.gemmCycles(op.shape, op.precision) : 0;
   if (cycles == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;

@@ -22,9 +22,9 @@
 
 #include "hw/TensorCoreConfig.h"
 #include "hw/TimedTarget.h"
+#include "stats/StatsGroup.h"
 #include "tlm/ClockDomain.h"
 #include "tlm/OpExtension.h"
-#include "stats/StatsGroup.h"
 
 namespace scoville::hw {
 
@@ -66,8 +66,6 @@ class TensorCore : public TimedTarget {
   void setActiveArrays(int arrays);
   int activeArrays() const { return m_active.count; }
 
-  /// Cycles for one GEMM under the model above; 0 when precision p is unsupported.
-  static uint64_t gemmCycles(const TensorCoreConfig& config, const tlm::GemmShape& shape, tlm::Precision p);
   /// Bytes a GEMM moves into and out of the arrays: A (M x K) and B (K x N) at the operand
   /// precision, C (M x N) at BF16 accumulation output, per product.
   static double operandBytes(const tlm::GemmShape& shape, tlm::Precision p);

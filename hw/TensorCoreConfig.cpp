@@ -1,5 +1,6 @@
 #include "hw/TensorCoreConfig.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "hw/rtl/MacArrayModel.h"
@@ -116,6 +117,22 @@ const Schema<TensorCoreConfig>& TensorCoreConfig::schema() {
           .rule("operand_buffers", "impl rtl and lockstep need operand_buffers = 2, the RTL's two weight banks",
                 [](const TensorCoreConfig& c) { return c.impl == TensorCoreImpl::kTlm || c.operandBuffers == 2; });
   return s;
+}
+
+uint64_t TensorCoreConfig::gemmCycles(const tlm::GemmShape& shape, tlm::Precision p) const {
+  const auto ceilDiv = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
+  const double rate = macsPerCell.of(p);
+  if (rate <= 0.0 || shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.count == 0) return 0;
+  const auto rows = static_cast<uint64_t>(arrayRows);
+  const auto cols = static_cast<uint64_t>(arrayCols);
+  // A rate below 1 (e.g. FP32 at quarter rate) stretches each tile; above 1 widens the array.
+  const auto effectiveCols = static_cast<uint64_t>(std::max(1.0, std::floor(static_cast<double>(cols) * rate)));
+  const double slowdown = rate < 1.0 ? 1.0 / rate : 1.0;
+  const uint64_t tiles = ceilDiv(shape.k, rows) * ceilDiv(shape.n, effectiveCols);
+  const uint64_t perTile = operandBuffers >= 2 ? std::max(shape.m, rows) : shape.m + rows;
+  const uint64_t rounds = ceilDiv(shape.count * tiles, static_cast<uint64_t>(count));
+  const double streaming = static_cast<double>(rounds * perTile) * slowdown;
+  return static_cast<uint64_t>(std::ceil(streaming)) + rows + cols + static_cast<uint64_t>(pipelineLatencyCycles);
 }
 
 }  // namespace scoville::hw

@@ -3,8 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "tlm/Precision.h"
 #include "config/Schema.h"
+#include "tlm/OpTypes.h"
+#include "tlm/Precision.h"
 
 namespace scoville::hw {
 
@@ -50,6 +51,9 @@ struct TensorCoreConfig {
 
   /// Peak dense FLOP/s at precision p over all arrays (2 FLOPs per MAC).
   double peakFlops(tlm::Precision p) const;
+  /// Cycles for one GEMM under the tensor core's timing model (hw/TensorCore.h); 0 when precision
+  /// p is unsupported. The module and the phase policies' predictor both use it.
+  uint64_t gemmCycles(const tlm::GemmShape& shape, tlm::Precision p) const;
   static const config::Schema<TensorCoreConfig>& schema();
 };
 

@@ -17,15 +17,9 @@ VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConf
       m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the unit was occupied")),
       m_throttledTime(m_stats.counter("throttled_time", "s", "extra busy time from a DVFS clock below nominal")) {}
 
-uint64_t VectorUnit::cycles(const VectorUnitConfig& config, double elementOps) {
-  if (!(elementOps > 0)) return 0;
-  return static_cast<uint64_t>(std::ceil(elementOps / config.lanes)) +
-         static_cast<uint64_t>(config.pipelineLatencyCycles);
-}
-
 sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const uint64_t n = op.kind == tlm::OpKind::kVector ? cycles(m_config, op.elementOps) : 0;
+  const uint64_t n = op.kind == tlm::OpKind::kVector ? m_config.cycles(op.elementOps) : 0;
   if (n == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;

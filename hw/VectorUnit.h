@@ -7,8 +7,8 @@
 
 #include "hw/TimedTarget.h"
 #include "hw/VectorUnitConfig.h"
-#include "tlm/ClockDomain.h"
 #include "stats/StatsGroup.h"
+#include "tlm/ClockDomain.h"
 
 namespace scoville::hw {
 
@@ -21,8 +21,6 @@ class VectorUnit : public TimedTarget {
   /// Runs on `clock` (DVFS lowers its scale); by default on a domain of its own, at the
   /// configured clock.
   void setClockDomain(const tlm::ClockDomain& clock) { m_clock = &clock; }
-  /// Cycles for `elementOps` element operations.
-  static uint64_t cycles(const VectorUnitConfig& config, double elementOps);
 
  private:
   sc_core::sc_time serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) override;

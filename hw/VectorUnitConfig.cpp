@@ -1,5 +1,7 @@
 #include "hw/VectorUnitConfig.h"
 
+#include <cmath>
+
 namespace scoville::hw {
 
 using namespace scoville::config;
@@ -13,6 +15,11 @@ const Schema<VectorUnitConfig>& VectorUnitConfig::schema() {
           .integer("pipeline_latency_cycles", &T::pipelineLatencyCycles, required(), between(0, 1e6),
                    "cycles from issue to the first result");
   return s;
+}
+
+uint64_t VectorUnitConfig::cycles(double elementOps) const {
+  if (!(elementOps > 0)) return 0;
+  return static_cast<uint64_t>(std::ceil(elementOps / lanes)) + static_cast<uint64_t>(pipelineLatencyCycles);
 }
 
 }  // namespace scoville::hw

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+
 #include "config/Schema.h"
 
 namespace scoville::hw {
@@ -11,6 +13,8 @@ struct VectorUnitConfig {
   int pipelineLatencyCycles = 0;
 
   double peakOpsPerS() const { return static_cast<double>(lanes) * clockHz; }
+  /// Cycles for `elementOps` element operations (hw/VectorUnit.h's timing model).
+  uint64_t cycles(double elementOps) const;
   static const config::Schema<VectorUnitConfig>& schema();
 };
 

@@ -17,7 +17,7 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/Chip.h"
+#include "hw/chip/Chip.h"
 #include "hw/HostLink.h"
 #include "hw/network/FabricInterface.h"
 #include "hw/network/GraphFabric.h"
@@ -47,7 +47,6 @@ class Platform : public sc_core::sc_module {
   int chipCount() const { return static_cast<int>(m_chips.size()); }
   hw::Chip& chip(int index) { return *m_chips.at(static_cast<std::size_t>(index)); }
   const hw::Chip& chip(int index) const { return *m_chips.at(static_cast<std::size_t>(index)); }
-  bool hasFabric() const { return !m_fabricInterfaces.empty(); }
   /// Chip `index`'s fabric interface: bind initiators of its kSend messages to fabric(i).fromChip.
   hw::FabricInterface& fabric(int index) { return *m_fabricInterfaces.at(static_cast<std::size_t>(index)); }
   /// Chip `index`'s link to its host's memory: bind the chip's copy engines to hostLink(i).socket.

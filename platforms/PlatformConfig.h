@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "hw/kv/KvCacheConfig.h"
 #include "hw/network/Collective.h"
 #include "hw/network/NetworkConfig.h"

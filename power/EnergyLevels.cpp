@@ -1,5 +1,7 @@
 #include "power/EnergyLevels.h"
 
+#include "tlm/ActivityBus.h"
+
 namespace scoville::power {
 
 const char* levelName(Level level) {

@@ -15,8 +15,11 @@
 #include <array>
 #include <cstddef>
 
-#include "tlm/ActivityBus.h"
 #include "power/PowerConfig.h"
+
+namespace scoville::tlm {
+struct ActivityEvent;  // tlm/ActivityBus.h; declared only, so that the prices and counts stay free of SystemC
+}  // namespace scoville::tlm
 
 namespace scoville::power {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/Chip.h"
+#include "hw/chip/Chip.h"
 #include "power/PowerMonitor.h"
 #include "workloads/PhasePolicy.h"
 

@@ -194,7 +194,6 @@ void StepDriver::computeStream() {
 
 bool StepDriver::runStep() {
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
-  if (m_leader != nullptr) ++m_mirroredSteps;
   if (m_leader != nullptr && m_group != nullptr && m_group->mirrored()) {
     // The leader of a mirrored group runs every member's collectives: this mirror meets no other
     // chip during the step and only ends it with its leader, with the leader's timings.

@@ -23,7 +23,7 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "runtime/CollectiveGroup.h"
 #include "runtime/PipelineLink.h"
 #include "tlm/InitiatorPort.h"
@@ -103,9 +103,6 @@ class StepDriver : public sc_core::sc_module {
   bool idle() const { return !m_running; }
   /// Notified when a step has finished.
   const sc_core::sc_event& stepDone() const { return m_stepDone; }
-  /// Steps finished so far, and of them the steps mirrored from a leader.
-  uint64_t steps() const { return m_steps; }
-  uint64_t mirroredSteps() const { return m_mirroredSteps; }
 
   /// The current (or last) step's plan and op timings.
   const StepPlan& plan() const { return *m_plan; }
@@ -161,7 +158,6 @@ class StepDriver : public sc_core::sc_module {
   sc_core::sc_event m_opComputed;        // notified at each op's compute end
   std::size_t m_opsDone = 0;             // ops of the current step whose compute and collective have ended
   sc_core::sc_event m_opDone;            // notified at each op's end (compute and collective)
-  uint64_t m_mirroredSteps = 0;
   bool m_running = false;      // a step is posted and its compute has not finished
   bool m_loadPending = false;  // the load stream has not started the posted step
   uint64_t m_steps = 0;

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "tlm/Precision.h"
 #include "config/Schema.h"
 #include "workloads/StepPlan.h"

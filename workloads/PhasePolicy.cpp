@@ -7,10 +7,6 @@
 #include <limits>
 #include <optional>
 
-#include "hw/TensorCore.h"
-#include "hw/VectorUnit.h"
-#include "tlm/Time.h"
-
 namespace scoville::workload {
 
 const char* stepPhaseName(StepPhase phase) {
@@ -40,9 +36,9 @@ double predictedCoreS(const hw::ChipConfig& chip, const CorePoints& points, cons
   double vectorCycles = 0.0;
   for (const PlannedOp& op : plan.ops) {
     for (const tlm::GemmShape& g : op.gemms) {
-      tensorCycles += static_cast<double>(hw::TensorCore::gemmCycles(tc, g, plan.computePrecision));
+      tensorCycles += static_cast<double>(tc.gemmCycles(g, plan.computePrecision));
     }
-    vectorCycles += static_cast<double>(hw::VectorUnit::cycles(chip.vectorUnit, op.vectorOps));
+    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps));
   }
   const double scale = points.frequencyScale.at(setting.point);
   return (tensorCycles / tc.clockHz + vectorCycles / chip.vectorUnit.clockHz) / scale;

@@ -12,7 +12,7 @@
 //   compute_opt    the nominal (highest) clock and every array: the setting for compute-bound work.
 //   bandwidth_opt  the least core the step's memory traffic leaves room for: the lowest DVFS point
 //                  and the fewest powered arrays (the rest power-gated) at which the step's predicted
-//                  core time (TensorCore::gemmCycles of every GEMM at that array count, and the
+//                  core time (TensorCoreConfig::gemmCycles of every GEMM at that array count, and the
 //                  vector unit's cycles, at that clock) stays within `compute_headroom` of its HBM
 //                  time bound (bytes / bandwidth), on every chip of the replica; among the settings
 //                  that do, the one of least predicted core energy (dynamic energy x (V/V0)^2 plus
@@ -40,7 +40,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/StepPlan.h"
 
@@ -68,8 +68,8 @@ struct CorePoints {
   static CorePoints of(const hw::ChipConfig& chip);
 };
 
-/// Predicted core time of `plan` on `chip` at `setting`: every GEMM's TensorCore::gemmCycles with
-/// `setting.arrays` arrays and every op's VectorUnit::cycles, at the point's clock.
+/// Predicted core time of `plan` on `chip` at `setting`: every GEMM's TensorCoreConfig::gemmCycles with
+/// `setting.arrays` arrays and every op's VectorUnitConfig::cycles, at the point's clock.
 double predictedCoreS(const hw::ChipConfig& chip, const CorePoints& points, const StepPlan& plan,
                       const PhaseSetting& setting);
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::workload {

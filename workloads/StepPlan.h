@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "hw/kv/KvBlockAllocator.h"
 #include "tlm/OpTypes.h"
 #include "workloads/ModelConfig.h"

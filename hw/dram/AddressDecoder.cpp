@@ -14,7 +14,7 @@ const std::vector<std::pair<std::string, AddressMapping>>& addressMappingNames()
 }
 
 void splitIntoSegments(const MemoryControllerConfig& config, uint64_t address, uint64_t bytes, bool write,
-                       std::vector<DramSegment>& out) {
+                       std::vector<InterleavedSegment>& out) {
   splitIntoSegments(config.channels, static_cast<uint64_t>(config.interleaveBytes), address, bytes, write, out);
 }
 

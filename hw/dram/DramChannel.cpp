@@ -179,12 +179,12 @@ double DramChannel::streamTail(uint64_t lastPage, uint64_t more, double firstAct
   return lastAct;
 }
 
-bool DramChannel::isRowHit(const DramSegment& segment) const {
+bool DramChannel::isRowHit(const InterleavedSegment& segment) const {
   const uint64_t page = m_decoder.pageOf(segment.localAddress);
   return m_banks.openRow(m_decoder.bankOf(page)) == m_decoder.rowOf(page);
 }
 
-DramService DramChannel::serve(const DramSegment& segment, double arrival, DramCommandCounts& counts) {
+DramService DramChannel::serve(const InterleavedSegment& segment, double arrival, DramCommandCounts& counts) {
   const uint64_t rowBytes = m_decoder.rowBytes();
   const uint64_t banks = m_bankCount;
   const uint64_t firstPage = m_decoder.pageOf(segment.localAddress);
@@ -277,7 +277,7 @@ DramRequestService serveRequest(std::vector<DramChannel>& channels, uint64_t gra
                                 bool write, double arrival, DramCommandCounts& counts) {
   // Every part at the same arrival; the request ends with its last part.
   DramRequestService request{arrival, 0.0};
-  forEachSegment(static_cast<int>(channels.size()), granule, address, bytes, write, [&](const DramSegment& segment) {
+  forEachSegment(static_cast<int>(channels.size()), granule, address, bytes, write, [&](const InterleavedSegment& segment) {
     const DramService service = channels[static_cast<std::size_t>(segment.channel)].serve(segment, arrival, counts);
     request.end = std::max(request.end, service.end);
     request.busTime += service.busTime;

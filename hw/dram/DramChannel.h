@@ -73,10 +73,10 @@ class DramChannel {
 
   /// Serves `segment`, arriving at `arrival` seconds, after all segments served before it on
   /// this channel. Updates bank and bus state and adds the commands it issued to `counts`.
-  DramService serve(const DramSegment& segment, double arrival, DramCommandCounts& counts);
+  DramService serve(const InterleavedSegment& segment, double arrival, DramCommandCounts& counts);
 
   /// True when the segment's first page is open in its bank (what FR-FCFS looks for).
-  bool isRowHit(const DramSegment& segment) const;
+  bool isRowHit(const InterleavedSegment& segment) const;
 
   /// Whether streams take the closed-form shortcut (default) or every page is scheduled command
   /// by command. Both give the same times up to floating-point rounding.

@@ -134,7 +134,7 @@ void MemoryController::startAt(::tlm::tlm_generic_payload& payload) {
   splitIntoSegments(m_timed, payload.get_address(), tlm::opOf(payload).bytes, write, m_segments);
   m_requests[id] = Request{&payload, static_cast<int>(m_segments.size()), 0.0};
   const double at = sc_core::sc_time_stamp().to_seconds() + m_config.controllerLatencyS;
-  for (const DramSegment& segment : m_segments) {
+  for (const InterleavedSegment& segment : m_segments) {
     const auto c = static_cast<std::size_t>(segment.channel);
     if (m_queues[c].empty()) m_readyOrder.emplace(m_channelReadyAt[c], segment.channel);
     m_queues[c].push_back(QueuedPart{segment, at, id});

@@ -54,7 +54,7 @@ class MemoryController : public TimedTarget {
     double done = 0.0;  ///< latest end of its parts so far (seconds)
   };
   struct QueuedPart {
-    DramSegment segment;
+    InterleavedSegment segment;
     double arrival = 0.0;
     uint64_t request = 0;
   };
@@ -77,7 +77,7 @@ class MemoryController : public TimedTarget {
   MemoryControllerConfig m_timed;  ///< the channels as timed: lockstep groups of m_config's
   std::unique_ptr<DramScheduler> m_scheduler;
   std::vector<DramChannel> m_channels;
-  std::vector<DramSegment> m_segments;  // scratch
+  std::vector<InterleavedSegment> m_segments;  // scratch
   DramCommandCounts m_commands;
 
   // Approximately-timed state.

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "hw/Chip.h"
+#include "hw/chip/Chip.h"
 #include "hw/TensorCore.h"
 #include "platforms/Platform.h"
 #include "runtime/PlatformDecode.h"

@@ -2,7 +2,7 @@
 // test (one process per test under ctest). Closed-form expectations from the DRAM parameters.
 #include <gtest/gtest.h>
 
-#include "hw/Chip.h"
+#include "hw/chip/Chip.h"
 #include "hw/dram/MemoryController.h"
 #include "test/support/Elaboration.h"
 #include "test/support/Shipped.h"

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "hw/Chip.h"
+#include "hw/chip/Chip.h"
 #include "hw/GemmOperands.h"
 #include "hw/TensorCore.h"
-#include "hw/rtl/RtlTensorCore.h"
+#include "hw/RtlTensorCore.h"
 #include "platforms/Platform.h"
 #include "runtime/PlatformDecode.h"
 #include "test/support/Elaboration.h"
@@ -119,7 +119,7 @@ std::vector<GemmSender::Gemm> randomGemms(int n, uint64_t seed) {
   return gemms;
 }
 
-double statOf(const hw::rtl::RtlTensorCore& core, const std::string& name) {
+double statOf(const hw::RtlTensorCore& core, const std::string& name) {
   return core.stats().value(name);
 }
 
@@ -128,7 +128,7 @@ double statOf(const hw::rtl::RtlTensorCore& core, const std::string& name) {
 TEST(RtlCosim, ArraysComputeRandomGemmsExactly) {
   test::claimElaboration();
   const hw::TensorCoreConfig config = rtlConfig(hw::TensorCoreImpl::kRtl, 2);
-  hw::rtl::RtlTensorCore core("tensor_core", config);
+  hw::RtlTensorCore core("tensor_core", config);
   const std::vector<GemmSender::Gemm> gemms = randomGemms(40, 11);
   GemmSender sender("sender", gemms, tlm::TimingMode::kLooselyTimed, 100);
   sender.port.socket.bind(core.socket);
@@ -152,8 +152,8 @@ TEST(RtlCosim, ArraysComputeRandomGemmsExactly) {
 TEST(RtlCosim, ApproximatelyTimedGivesTheSameCycles) {
   test::claimElaboration();
   const hw::TensorCoreConfig config = rtlConfig(hw::TensorCoreImpl::kRtl, 2);
-  hw::rtl::RtlTensorCore lt("lt_core", config);
-  hw::rtl::RtlTensorCore at("at_core", config);
+  hw::RtlTensorCore lt("lt_core", config);
+  hw::RtlTensorCore at("at_core", config);
   const std::vector<GemmSender::Gemm> gemms = randomGemms(12, 5);
   GemmSender ltSender("lt_sender", gemms, tlm::TimingMode::kLooselyTimed, 1);
   GemmSender atSender("at_sender", gemms, tlm::TimingMode::kApproximatelyTimed, 1);
@@ -208,8 +208,8 @@ TEST(RtlCosim, InitiatorsSharingACoreQueueInBothModes) {
 TEST(RtlCosim, ALowerClockScaleStretchesTheSameCycles) {
   test::claimElaboration();
   const hw::TensorCoreConfig config = rtlConfig(hw::TensorCoreImpl::kRtl, 1);
-  hw::rtl::RtlTensorCore nominal("nominal", config);
-  hw::rtl::RtlTensorCore slow("slow", config);
+  hw::RtlTensorCore nominal("nominal", config);
+  hw::RtlTensorCore slow("slow", config);
   tlm::ClockDomain half;
   half.setScale(0.5);
   slow.setClockDomain(half);
@@ -234,7 +234,7 @@ TEST(RtlCosim, ALowerClockScaleStretchesTheSameCycles) {
 TEST(RtlCosim, LockstepAgreesWithTheTlmModel) {
   test::claimElaboration();
   const hw::TensorCoreConfig config = rtlConfig(hw::TensorCoreImpl::kLockstep, 4);
-  hw::rtl::RtlTensorCore core("tensor_core", config);
+  hw::RtlTensorCore core("tensor_core", config);
   std::vector<GemmSender::Gemm> gemms;
   for (uint64_t m : {1u, 4u, 16u, 64u}) {
     for (tlm::Precision p : {tlm::Precision::kBf16, tlm::Precision::kFp4}) {
@@ -263,7 +263,7 @@ TEST(RtlCosim, LockstepCatchesTheFaultyBlock) {
   test::claimElaboration();
   hw::rtl::registerFaultyMacArrayForTests();
   const hw::TensorCoreConfig config = rtlConfig(hw::TensorCoreImpl::kLockstep, 1, "mac_array_faulty");
-  hw::rtl::RtlTensorCore core("tensor_core", config);
+  hw::RtlTensorCore core("tensor_core", config);
   GemmSender::Gemm decode = gemm(1, 1, 4 * kMacArrayRows, 4 * kMacArrayCols, tlm::Precision::kBf16);
   decode.withOperands = false;
   GemmSender sender("sender", {decode, decode}, tlm::TimingMode::kLooselyTimed, 1);
@@ -281,7 +281,7 @@ TEST(RtlCosim, LockstepCatchesTheFaultyBlock) {
 // GEMM after them still runs.
 TEST(RtlCosim, RejectsWhatItCannotServe) {
   test::claimElaboration();
-  hw::rtl::RtlTensorCore core("tensor_core", rtlConfig(hw::TensorCoreImpl::kRtl, 1));
+  hw::RtlTensorCore core("tensor_core", rtlConfig(hw::TensorCoreImpl::kRtl, 1));
   GemmSender::Gemm vector = gemm(1, 1, 8, 8, tlm::Precision::kBf16);
   vector.kind = tlm::OpKind::kVector;
   vector.withOperands = false;
@@ -300,7 +300,7 @@ TEST(RtlCosim, RejectsWhatItCannotServe) {
 // Operands whose sizes do not fit the shape are a generic error, not a read past their end.
 TEST(RtlCosim, OperandsThatDoNotFitTheShapeAreRefused) {
   test::claimElaboration();
-  hw::rtl::RtlTensorCore core("tensor_core", rtlConfig(hw::TensorCoreImpl::kLockstep, 1));
+  hw::RtlTensorCore core("tensor_core", rtlConfig(hw::TensorCoreImpl::kLockstep, 1));
   GemmSender sender("sender", {gemm(1, 2, 8, 8, tlm::Precision::kBf16)}, tlm::TimingMode::kLooselyTimed, 1);
   sender.port.socket.bind(core.socket);
   sender.shrinkOperands(0);
@@ -343,8 +343,8 @@ void registerStandIns() {
 TEST(RtlCosim, BrokenBlocksFailTheirGemmsWithTheReason) {
   test::claimElaboration();
   registerStandIns();
-  hw::rtl::RtlTensorCore dead("dead", rtlConfig(hw::TensorCoreImpl::kRtl, 1, "dead_block"));
-  hw::rtl::RtlTensorCore chatty("chatty", rtlConfig(hw::TensorCoreImpl::kRtl, 1, "chatty_block"));
+  hw::RtlTensorCore dead("dead", rtlConfig(hw::TensorCoreImpl::kRtl, 1, "dead_block"));
+  hw::RtlTensorCore chatty("chatty", rtlConfig(hw::TensorCoreImpl::kRtl, 1, "chatty_block"));
   const GemmSender::Gemm g = gemm(1, 2, 8, 8, tlm::Precision::kBf16);  // one tile: 2 + 2*8 + 8 cycles
   GemmSender toDead("to_dead", {g, g}, tlm::TimingMode::kLooselyTimed, 1);
   GemmSender toChatty("to_chatty", {g}, tlm::TimingMode::kLooselyTimed, 1);

@@ -36,8 +36,8 @@ MemoryControllerConfig channel() {
 }
 
 /// One 64-byte read of page `page` (row-sized pages: page x 1 KiB).
-DramSegment pageRead(uint64_t page) {
-  return DramSegment{0, page * 1024, 64, false};
+InterleavedSegment pageRead(uint64_t page) {
+  return InterleavedSegment{0, page * 1024, 64, false};
 }
 
 TEST(AddressDecoder, NamedMappingsPlacePagesInBanksGroupsAndRows) {

@@ -3,10 +3,10 @@
 #include <numeric>
 #include <random>
 
+#include "config/Loader.h"
+#include "hw/TensorCore.h"
 #include "hw/dram/DramChannel.h"
 #include "hw/dram/MemoryController.h"
-#include "hw/TensorCore.h"
-#include "config/Loader.h"
 
 namespace scoville::hw {
 namespace {
@@ -24,7 +24,7 @@ TensorCoreConfig arrays(int count, int rows, int cols) {
 }
 
 double seconds(const TensorCoreConfig& c, const tlm::GemmShape& s, tlm::Precision p) {
-  return static_cast<double>(TensorCore::gemmCycles(c, s, p)) / c.clockHz;
+  return static_cast<double>(c.gemmCycles(s, p)) / c.clockHz;
 }
 
 TEST(TensorCoreTiming, NoGemmBeatsPeak) {
@@ -62,24 +62,24 @@ TEST(TensorCoreTiming, LargeGemmReachesPeakAndGemvUsesOneRowInRows) {
 TEST(TensorCoreTiming, SingleBufferingSerialisesTileLoads) {
   TensorCoreConfig c = arrays(1, 128, 128);
   const tlm::GemmShape s{512, 1024, 1024, 1};
-  const uint64_t doubled = TensorCore::gemmCycles(c, s, tlm::Precision::kBf16);
+  const uint64_t doubled = c.gemmCycles(s, tlm::Precision::kBf16);
   c.operandBuffers = 1;
-  const uint64_t single = TensorCore::gemmCycles(c, s, tlm::Precision::kBf16);
+  const uint64_t single = c.gemmCycles(s, tlm::Precision::kBf16);
   EXPECT_EQ(single - doubled, 8u * 8u * 128u) << "each of the 64 tiles pays its 128 load cycles";
 }
 
 TEST(TensorCoreTiming, UnsupportedPrecisionOrEmptyShapeHasNoTiming) {
   const TensorCoreConfig c = arrays(1, 16, 16);
-  EXPECT_EQ(TensorCore::gemmCycles(c, {4, 4, 4, 1}, tlm::Precision::kFp32), 0u);
-  EXPECT_EQ(TensorCore::gemmCycles(c, {0, 4, 4, 1}, tlm::Precision::kBf16), 0u);
+  EXPECT_EQ(c.gemmCycles({4, 4, 4, 1}, tlm::Precision::kFp32), 0u);
+  EXPECT_EQ(c.gemmCycles({0, 4, 4, 1}, tlm::Precision::kBf16), 0u);
 }
 
 TEST(TensorCoreTiming, FewTilesLeaveArraysIdle) {
   const TensorCoreConfig c = arrays(32, 128, 128);
   // One tile of work: 31 of 32 arrays idle, so the time equals that of a single array.
   const tlm::GemmShape oneTile{128, 128, 128, 1};
-  EXPECT_EQ(TensorCore::gemmCycles(c, oneTile, tlm::Precision::kBf16),
-            TensorCore::gemmCycles(arrays(1, 128, 128), oneTile, tlm::Precision::kBf16));
+  EXPECT_EQ(c.gemmCycles(oneTile, tlm::Precision::kBf16),
+            arrays(1, 128, 128).gemmCycles(oneTile, tlm::Precision::kBf16));
 }
 
 MemoryControllerConfig hbm(int channels, double interleave) {
@@ -100,7 +100,7 @@ MemoryControllerConfig hbm(int channels, double interleave) {
 
 TEST(DramSegments, SplitCoversEveryByteOnceOnTheRightChannel) {
   const MemoryControllerConfig c = hbm(8, 256);
-  std::vector<DramSegment> segments;
+  std::vector<InterleavedSegment> segments;
   for (uint64_t address : {0ull, 100ull, 256ull, 1000ull, 4095ull}) {
     for (uint64_t bytes : {1ull, 64ull, 256ull, 300ull, 2048ull, 1000000ull}) {
       splitIntoSegments(c, address, bytes, false, segments);
@@ -116,7 +116,7 @@ TEST(DramSegments, SplitCoversEveryByteOnceOnTheRightChannel) {
         b += take;
       }
       uint64_t total = 0;
-      for (const DramSegment& s : segments) {
+      for (const InterleavedSegment& s : segments) {
         EXPECT_EQ(s.bytes, perChannel[static_cast<std::size_t>(s.channel)]) << address << "+" << bytes;
         EXPECT_EQ(static_cast<int64_t>(s.localAddress), firstLocal[static_cast<std::size_t>(s.channel)]);
         total += s.bytes;
@@ -233,7 +233,7 @@ TEST(DramChannelTiming, StreamShortcutGivesTheExactSchedule) {
       const bool write = rng() % 10 == 0;
       const uint64_t gap = rng() % 4;
       arrival += gap == 0 ? 0.0 : gap == 1 ? 1e-9 * static_cast<double>(rng() % 64) : gap == 2 ? 2e-7 : 5e-6;
-      const DramSegment segment{0, address, bytes, write};
+      const InterleavedSegment segment{0, address, bytes, write};
       ASSERT_EQ(shortcut.isRowHit(segment), exact.isRowHit(segment)) << "segment " << i;
       const DramService x = shortcut.serve(segment, arrival, a);
       const DramService y = exact.serve(segment, arrival, b);

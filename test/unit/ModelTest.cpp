@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "runtime/PlatformDecode.h"
 #include "test/support/Shipped.h"
 #include "config/ConfigError.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "test/support/Shipped.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/StepPlan.h"

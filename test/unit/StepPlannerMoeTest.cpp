@@ -13,7 +13,7 @@
 #include <tuple>
 #include <utility>
 #include <vector>
-#include "hw/ChipConfig.h"
+#include "hw/chip/ChipConfig.h"
 #include "hw/kv/KvBlockAllocator.h"
 #include "test/support/Shipped.h"
 #include "test/unit/StepPlannerHelpers.h"

@@ -1,4 +1,4 @@
-#include "hw/rtl/RtlTensorCore.h"
+#include "hw/RtlTensorCore.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,19 @@
 #include "tlm/Time.h"
 #include "tlm/TransactionCount.h"
 
-namespace scoville::hw::rtl {
+namespace scoville::hw {
+
+// The Verilated block's geometry, pins and waveforms (hw/rtl/MacArrayModel.h).
+using rtl::kActivationBits;
+using rtl::kMacArrayCols;
+using rtl::kMacArrayLanes;
+using rtl::kMacArrayRows;
+using rtl::kResultBits;
+using rtl::kWeightBits;
+using rtl::MacArrayPins;
+using rtl::makeMacArray;
+using rtl::sampleWaveforms;
+using rtl::waveformsEnabled;
 
 namespace {
 
@@ -292,8 +304,7 @@ void RtlTensorCore::bTransport(::tlm::tlm_generic_payload& payload, sc_core::sc_
 
 void RtlTensorCore::execute(::tlm::tlm_generic_payload& payload, sc_core::sc_time arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const uint64_t tlmCycles =
-      op.kind == tlm::OpKind::kGemm ? TensorCore::gemmCycles(m_config, op.shape, op.precision) : 0;
+  const uint64_t tlmCycles = op.kind == tlm::OpKind::kGemm ? m_config.gemmCycles(op.shape, op.precision) : 0;
   if (tlmCycles == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;
@@ -471,4 +482,4 @@ std::string RtlTensorCore::failure() const {
   return text;
 }
 
-}  // namespace scoville::hw::rtl
+}  // namespace scoville::hw

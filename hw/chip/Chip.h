@@ -6,14 +6,14 @@
 #include <string>
 #include <systemc>
 
-#include "hw/ChipConfig.h"
 #include "hw/ChipInterconnect.h"
-#include "hw/dram/MemoryController.h"
+#include "hw/RtlTensorCore.h"
 #include "hw/Sram.h"
 #include "hw/TensorCore.h"
 #include "hw/VectorUnit.h"
+#include "hw/chip/ChipConfig.h"
+#include "hw/dram/MemoryController.h"
 #include "hw/power/PowerManager.h"
-#include "hw/rtl/RtlTensorCore.h"
 #include "stats/StatsGroup.h"
 
 namespace scoville::hw {
@@ -49,8 +49,8 @@ class Chip : public sc_core::sc_module {
   tlm::ActivityBus m_activityBus;
   PowerManager m_powerManager;
   ChipInterconnect m_interconnect;
-  std::unique_ptr<TensorCore> m_tensorCore;             ///< impl tlm
-  std::unique_ptr<rtl::RtlTensorCore> m_rtlTensorCore;  ///< impl rtl and lockstep
+  std::unique_ptr<TensorCore> m_tensorCore;        ///< impl tlm
+  std::unique_ptr<RtlTensorCore> m_rtlTensorCore;  ///< impl rtl and lockstep
   VectorUnit m_vectorUnit;
   MemoryController m_hbm;
   Sram m_sram;

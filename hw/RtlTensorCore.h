@@ -28,7 +28,7 @@
 // configuration, as a copy of the payload (its activity, statistics and transaction count are
 // kept out of the chip's and the kernel's); the RTL's product must
 // equal the model's exactly, and its cycle count must be within rtl.cycle_tolerance of
-// TensorCore::gemmCycles. Differences are counted in the statistics and failure() says
+// TensorCoreConfig::gemmCycles. Differences are counted in the statistics and failure() says
 // what failed first. The RTL's own timing drives the platform in both rtl and lockstep modes.
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -50,7 +50,7 @@
 #include "tlm/ClockDomain.h"
 #include "tlm/PayloadPool.h"
 
-namespace scoville::hw::rtl {
+namespace scoville::hw {
 
 class RtlTensorCore : public sc_core::sc_module {
  public:
@@ -98,7 +98,7 @@ class RtlTensorCore : public sc_core::sc_module {
   TensorCoreConfig m_config;
   tlm::ClockDomain m_nominalClock;
   const tlm::ClockDomain* m_clock = &m_nominalClock;
-  DrivenSignal<bool> m_clk;
+  rtl::DrivenSignal<bool> m_clk;
   std::vector<std::unique_ptr<Array>> m_arrays;
   std::unique_ptr<TensorCore> m_reference;  ///< lock-step only
   tlm_utils::simple_initiator_socket_optional<RtlTensorCore> m_toReference;
@@ -126,4 +126,4 @@ class RtlTensorCore : public sc_core::sc_module {
   std::string m_firstBlockError;
 };
 
-}  // namespace scoville::hw::rtl
+}  // namespace scoville::hw

@@ -1,4 +1,4 @@
-#include "hw/Chip.h"
+#include "hw/chip/Chip.h"
 
 #include <stdexcept>
 
@@ -29,7 +29,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
     m_tensorCore = std::make_unique<TensorCore>("tensor_core", config.tensorCore);
     connect(*m_tensorCore);
   } else {
-    m_rtlTensorCore = std::make_unique<rtl::RtlTensorCore>("tensor_core", config.tensorCore);
+    m_rtlTensorCore = std::make_unique<RtlTensorCore>("tensor_core", config.tensorCore);
     connect(*m_rtlTensorCore);
   }
   m_interconnect.toVectorUnit.bind(m_vectorUnit.socket);
