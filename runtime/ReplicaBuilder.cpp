@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "hw/kv/KvPlacementPolicy.h"
+#include "runtime/PlatformDecode.h"
 #include "runtime/ServingChecks.h"
 #include "config/ConfigError.h"
 #include "config/Units.h"
