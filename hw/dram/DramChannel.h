@@ -91,7 +91,7 @@ class DramChannel {
     uint64_t autoCloses = 0;  ///< rows the page policy closed (PRE)
   };
   /// Activates `bank` (PRE first if a row is open) no earlier than `earliest`; returns the time.
-  double activate(uint64_t bank, double earliest, PageCounts& counts);
+  [[gnu::always_inline]] inline double activate(uint64_t bank, double earliest, PageCounts& counts);
   /// The rest of activate() under a non-default page policy or refresh (kept out of its way).
   [[gnu::noinline]] double activateWithPolicies(uint64_t bank, int group, double at, bool conflict);
   /// The shortcut: activates the `count` (<= banks) pages from `firstPage` on in closed form,

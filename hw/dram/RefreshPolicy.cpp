@@ -106,8 +106,7 @@ const PolicyTable<RefreshFactory>& refreshPolicies() {
 
 }  // namespace
 
-void AllBankRefresh::catchUp(double time, BankMachine& banks, DramCommandCounts& counts) {
-  if (m_nextRefresh > time) return;
+void AllBankRefresh::refreshDue(double time, BankMachine& banks, DramCommandCounts& counts) {
   // Every refresh due by `time` has happened; an idle gap costs O(1), not O(gap / tREFI).
   const double missed = std::floor((time - m_nextRefresh) / m_t.tREFI) + 1.0;
   const double lastStart = m_nextRefresh + (missed - 1.0) * m_t.tREFI;

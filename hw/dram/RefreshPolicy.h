@@ -50,7 +50,9 @@ class AllBankRefresh final : public RefreshPolicy {
   AllBankRefresh(const DramTimingConfig& timing, double firstRefresh, double lockstep)
       : m_t(timing), m_lockstep(lockstep), m_nextRefresh(firstRefresh) {}
 
-  void catchUp(double time, BankMachine& banks, DramCommandCounts& counts) override;
+  void catchUp(double time, BankMachine& banks, DramCommandCounts& counts) override {
+    if (m_nextRefresh <= time) refreshDue(time, banks, counts);  // most segments find none due
+  }
   double blockedUntil() const override { return m_blockedUntil; }
   double activateNotBefore(uint64_t, double at) const override { return at; }
   double duringTransfer(double end, DramCommandCounts& counts) override {
@@ -64,6 +66,9 @@ class AllBankRefresh final : public RefreshPolicy {
   }
 
  private:
+  /// catchUp once a refresh is due by `time`.
+  void refreshDue(double time, BankMachine& banks, DramCommandCounts& counts);
+
   const DramTimingConfig& m_t;
   double m_lockstep;
   double m_nextRefresh;
