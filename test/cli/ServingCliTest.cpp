@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "config/Loader.h"
 #include "test/cli/ServingCliFixture.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
-#include "config/Loader.h"
 
 namespace scoville::test {
 namespace {
@@ -266,6 +266,20 @@ TEST_F(ServingCliTest, ExpertsAcrossDataParallelReplicasDispatchAndCombineAllToA
   EXPECT_EQ(r["mirrored_chips"], 0);
   EXPECT_GT(r["moe_routing"]["mean_max_over_mean_tokens_per_chip"].get<double>(), 1.0);
   EXPECT_EQ(r["metrics"]["ttft_s"]["count"], 4);
+}
+
+TEST_F(ServingCliTest, ADecodeReplicaHandedItsOnlyRequestDecodesItAtOnce) {
+  // As many users as decode replicas: each decode replica receives one prefilled request at a
+  // time. It used to admit it, plan nothing that step and wait for another arrival (none came:
+  // the run starved; with one more user, decodes stalled for a whole other request's prefill).
+  const Json r = serve("one-each", join({"-m", "tiny-moe", "-p", "h200-hgx8", "--set", "platform.placement.tp=2",
+                                         "--set", "platform.placement.dp=3", "--set",
+                                         "platform.placement.disaggregation={prefill_chips: [0, 1], decode_chips: "
+                                         "[2, 3, 4, 5, 6, 7]}"},
+                                        smallLoad(3, 6, 256, 32)));
+  ASSERT_FALSE(r.empty());
+  const Json& itl = r["metrics"]["itl_s"];
+  EXPECT_LT(itl["max"].get<double>(), 4.0 * itl["median"].get<double>()) << "a token waited for another arrival";
 }
 
 // tiny-moe's sliding-window layers (every second one, 128 tokens) keep their window only: the same
