@@ -16,21 +16,12 @@ sc_core::sc_time StepRunner::stepOverhead() const {
 void ReplicaRunner::run() {
   Replica& r = m_run.set.at(m_replica);
   const sc_core::sc_time overhead = stepOverhead();
-  bool composedAgain = false;
   while (!m_run.frontEnd.completed()) {
     StepBatch batch = r.scheduler->next();
     if (batch.sequences.empty() && r.scheduler->swaps().empty()) {
-      // A request prefilled elsewhere is admitted by one call and decodes from the next: compose
-      // that step at once instead of waiting for another arrival (which may never come).
-      if (!composedAgain && r.scheduler->running() > 0) {
-        composedAgain = true;
-        continue;
-      }
-      composedAgain = false;
       sc_core::wait(r.work);
       continue;
     }
-    composedAgain = false;
     if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
     if (!runSwaps({&r})) return;  // the step's KV block copies come first
     if (batch.sequences.empty()) continue;

@@ -154,6 +154,14 @@ void ServingScheduler::resumeSwapped(std::size_t maxBatch, uint64_t& budget) {
 }
 
 StepBatch ServingScheduler::next() {
+  StepBatch batch = compose();
+  // A request prefilled elsewhere is admitted by one composition and decodes from the next: when
+  // it was all there was, compose that next step now, so that an empty step means nothing can run.
+  if (batch.sequences.empty() && m_swaps.empty() && !m_running.empty()) batch = compose();
+  return batch;
+}
+
+StepBatch ServingScheduler::compose() {
   m_step.clear();
   m_stepIds.clear();
   m_swaps.clear();

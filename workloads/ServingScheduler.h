@@ -116,6 +116,9 @@ class ServingScheduler {
   std::size_t swapped() const { return m_swapped.size(); }
 
  private:
+  /// One composition of next(): admits, plans and lays out the step.
+  StepBatch compose();
+
   struct Sequence {
     ServingRequest request;
     uint64_t prefillTarget = 0;  ///< tokens its current prefill computes: the prompt, or all it held when preempted

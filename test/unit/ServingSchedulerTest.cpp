@@ -67,6 +67,20 @@ TEST(ServingScheduler, StepHoldsEveryDecodePlusPromptChunksWithinTheTokenBudgetA
   EXPECT_TRUE(s.complete().empty());
 }
 
+TEST(ServingScheduler, APrefilledRequestOnAnIdleReplicaDecodesInTheFirstStep) {
+  // Handed over by a prefill pool (disaggregation): admitted holding its prompt and first token,
+  // it decodes from the step after its admission, which next() composes at once when nothing
+  // else runs (an empty step would leave its runner waiting for another arrival).
+  ServingScheduler s(limits(4, 100, 64), cacheOf(100));
+  s.submit(ServingRequest{7, 40, 5, true});
+  const StepBatch b = s.next();
+  ASSERT_EQ(fed(b).size(), 1u);
+  EXPECT_EQ(fed(b).front().request, 7u);
+  EXPECT_EQ(fed(b).front().tokens, 1u);
+  EXPECT_TRUE(fed(b).front().samples);
+  EXPECT_EQ(s.running(), 1u);
+}
+
 TEST(ServingScheduler, LongPromptRunsInPrefillChunksAndOnlyItsLastChunkSamples) {
   const SchedulerConfig c = limits(256, 8192, 256);
   ServingScheduler s(c, cacheOf(200));
