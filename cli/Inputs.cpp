@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "config/InputDigest.h"
 #include "config/Loader.h"
 
 namespace po = boost::program_options;
@@ -52,6 +53,8 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
   inputs.overrides = options.sets;
   std::sort(inputs.overrides.begin(), inputs.overrides.end());
   inputs.overrides.erase(std::unique(inputs.overrides.begin(), inputs.overrides.end()), inputs.overrides.end());
+  config::InputRecorder recorder;  // every configuration file the loader reads, includes too
+  for (const std::string& set : inputs.overrides) recorder.add("set", set);
 
   const std::string platformFile = config::resolveConfigFile("platform", "platforms", options.platform);
   inputs.platform = platform::PlatformConfig::schema().parse(
@@ -75,7 +78,12 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
     }
     inputs.scenarioFiles.platform = platformFile;
     inputs.scenarioFiles.scenario = scenarioFile;
+    // The traces are read by the run itself; their contents are inputs too.
+    for (const std::string& file : {inputs.scenarioFiles.loadTrace, inputs.scenarioFiles.routingTrace}) {
+      if (!file.empty()) recorder.addFile(file);
+    }
   }
+  inputs.digest = recorder.digest();
   return inputs;
 }
 

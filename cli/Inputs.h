@@ -44,6 +44,9 @@ struct Inputs {
   workload::ScenarioConfig scenario;
   workload::ScenarioFiles scenarioFiles;  ///< files the scenario names, resolved against its directory
   std::vector<std::string> overrides;     ///< the --set options, sorted, as given
+  /// 16 hex digits over the contents of every file read (includes, stack profile, load and
+  /// routing traces) and the overrides: equal digests mean equal resolved inputs.
+  std::string digest;
 };
 
 /// The timing mode a --timing option names: lt or at; anything else is a usage error

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <systemc>
 
+#include "cli/BuildId.h"
 #include "cli/Commands.h"
 #include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
@@ -18,6 +19,8 @@
 #include "cli/RunRequest.h"
 #include "cli/ServingReport.h"
 #include "cli/Waveforms.h"
+#include "config/ConfigError.h"
+#include "config/Units.h"
 #include "hw/rtl/MacArrayModel.h"
 #include "platforms/Platform.h"
 #include "platforms/PlatformSummary.h"
@@ -26,8 +29,6 @@
 #include "tlm/ProtocolChecker.h"
 #include "tlm/TimingMode.h"
 #include "tlm/TransactionCount.h"
-#include "config/ConfigError.h"
-#include "config/Units.h"
 #include "trace/ChromeTrace.h"
 #include "trace/UnitActivity.h"
 
@@ -383,13 +384,14 @@ int runCommand(const Args& args, std::ostream& out) {
   }
   nlohmann::ordered_json report;
   report["schema_version"] = kReportSchemaVersion;
-  report["generator"] = {{"name", "scoville"}, {"version", SCOVILLE_VERSION}};
+  report["generator"] = {{"name", "scoville"}, {"version", SCOVILLE_VERSION}, {"build", buildId()}};
   report["inputs"] = {{"platform", {{"name", inputs.platform.name}, {"given_as", options.inputs.platform}}},
                       {"model", {{"name", inputs.model.name}, {"given_as", options.inputs.model}}},
                       {"scenario", {{"name", inputs.scenario.name}, {"given_as", options.inputs.scenario}}},
                       {"overrides", inputs.overrides},
                       {"timing", options.timing},
-                      {"seed", options.seed}};
+                      {"seed", options.seed},
+                      {"digest", inputs.digest}};
   if (const auto& stack = inputs.scenario.stack) {
     report["inputs"]["software_stack"] = {{"name", stack->name},
                                           {"given_as", inputs.scenario.softwareStack},

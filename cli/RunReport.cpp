@@ -9,7 +9,10 @@
 #include <initializer_list>
 #include <vector>
 
+#include "cli/BuildId.h"
+#include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
+#include "config/ConfigError.h"
 
 namespace scoville::cli {
 
@@ -77,6 +80,9 @@ std::string reportMismatch(const RunRequest& request, const std::string& reportP
     if (report.at("generator").at("version").get<std::string>() != SCOVILLE_VERSION) {
       return fmt::format("its report is from scoville {}", report["generator"]["version"].get<std::string>());
     }
+    if (report.at("generator").at("build").get<std::string>() != buildId()) {
+      return "its report is from another build of scoville";
+    }
     const nlohmann::json& inputs = report.at("inputs");
     const InputOptions& wanted = request.inputs;
     if (inputs.at("platform").at("given_as").get<std::string>() != wanted.platform) return "another platform";
@@ -89,6 +95,14 @@ std::string reportMismatch(const RunRequest& request, const std::string& reportP
     sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
     if (inputs.at("overrides").get<std::vector<std::string>>() != sets) return "other overrides";
     if (!report.at("results").is_object()) return "its report has no results";
+    // Last, as it reads the files: their contents, includes and traces too, as this run would.
+    std::string digest;
+    try {
+      digest = loadInputs(request.inputs, true).digest;
+    } catch (const config::ConfigError& e) {
+      return fmt::format("its inputs do not load ({})", e.what());
+    }
+    if (inputs.at("digest").get<std::string>() != digest) return "its input files changed";
   } catch (const std::exception& e) {
     return fmt::format("its report is incomplete ({})", e.what());
   }

@@ -20,6 +20,7 @@
 
 #include "cli/RunReport.h"
 #include "config/ConfigError.h"
+#include "config/InputDigest.h"
 #include "config/Text.h"
 
 extern char** environ;
@@ -29,16 +30,6 @@ namespace fs = std::filesystem;
 namespace scoville::cli::sweep {
 
 namespace {
-
-/// 64-bit FNV-1a: a stable digest of a point's inputs (the same on every machine and run).
-uint64_t fnv1a(const std::string& text) {
-  uint64_t hash = 14695981039346656037ull;
-  for (const unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 /// Letters, digits, '.', '-' and '=' kept; anything else (spaces, '/', brackets) becomes '_'.
 std::string sanitize(const std::string& text) {
@@ -141,7 +132,7 @@ std::vector<Point> expandGrid(const Spec& spec, const std::function<std::size_t(
         for (std::string& set : axisSets(spec.axes[a].name, value, chipTypes)) point.sets.push_back(std::move(set));
         id += "_" + sanitize(shortName(spec.axes[a].name) + "=" + value);
       }
-      point.id = fmt::format("{}_{:08x}", id, fnv1a(canonical(spec, point)) & 0xffffffffull);
+      point.id = fmt::format("{}_{:08x}", id, config::fnv1a(canonical(spec, point)) & 0xffffffffull);
       points.push_back(std::move(point));
       std::size_t a = spec.axes.size();
       while (a > 0 && ++at[a - 1] == spec.axes[a - 1].values.size()) at[--a] = 0;

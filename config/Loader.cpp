@@ -1,4 +1,5 @@
 #include "config/Loader.h"
+#include "config/InputDigest.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -229,6 +230,7 @@ std::string readFile(const std::string& rootKey, const std::string& file) {
   }
   std::ostringstream text;
   text << in.rdbuf();
+  InputRecorder::note("file", text.str());
   return text.str();
 }
 

@@ -241,6 +241,50 @@ TEST_F(SweepCliTest, SweepsDifferingInASweepWideSetAreSeparateSeriesWhenMerged) 
   EXPECT_NE(results["series"][1]["label"].get<std::string>().find("3 TB/s"), std::string::npos);
 }
 
+// Issue 38: a stored point is reused only when every file its run would read is unchanged, the
+// includes of includes too, and only when this build computed it.
+TEST_F(SweepCliTest, AnEditedInputFileOrIncludeMakesItsPointsRunAgain) {
+  const std::string src = std::string(SCOVILLE_SOURCE_DIR) + "/platforms/";
+  fs::create_directories(dir.file("p/chips"));
+  fs::create_directories(dir.file("p/dram"));
+  fs::copy_file(src + "jalapeno.yaml", dir.file("p/p.yaml"));
+  fs::copy_file(src + "chips/jalapeno.yaml", dir.file("p/chips/jalapeno.yaml"));
+  fs::copy_file(src + "dram/hbm3.yaml", dir.file("p/dram/hbm3.yaml"));
+  std::vector<std::string> args = sweep("s", {"-c", "2"});
+  args[2] = dir.file("p/p.yaml");
+  const auto itl = [this] {
+    const Json results = json("s/results.json");
+    return results["points"][0]["itl_s"]["median"].get<double>();
+  };
+  const auto edit = [this](const std::string& file, const std::string& from, const std::string& to) {
+    std::string text = readFile(dir.file(file));
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    writeFile(dir.file(file), text);
+  };
+
+  ProcessResult r = runScoville(args);
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const double fast = itl();
+  r = runScoville(args);
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 of 1 points already done"), std::string::npos) << r.out;
+
+  edit("p/chips/jalapeno.yaml", "bandwidth: 7.2 TB/s", "bandwidth: 1.2 TB/s");  // an include
+  r = runScoville(args);
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("already done"), std::string::npos) << r.out;
+  const double slow = itl();
+  EXPECT_GT(slow, 3.0 * fast) << "decode is memory-bound: a sixth of the bandwidth is several times slower";
+
+  edit("p/dram/hbm3.yaml", "t_rp: ", "t_rp: 1");  // an include's include: 14 ns becomes 114 ns
+  args.push_back("--dry-run");
+  r = runScoville(args);
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("to run: its input files changed"), std::string::npos) << r.out;
+}
+
 TEST_F(SweepCliTest, BadSweepInputIsRejectedBeforeAnyRunNamingTheOption) {
   struct Case {
     std::vector<std::string> extra;

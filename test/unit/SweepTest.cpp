@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/BuildId.h"
+#include "cli/Inputs.h"
 #include "cli/ReportWriter.h"
 #include "cli/Sweep.h"
 #include "cli/SweepResults.h"
-#include "test/support/Subprocess.h"
 #include "config/ConfigError.h"
+#include "test/support/Subprocess.h"
 
 namespace scoville::test {
 namespace {
@@ -114,15 +116,17 @@ TEST(SweepReuse, AStoredReportStandsForItsPointOnlyWithTheSameInputs) {
 
   std::vector<std::string> overrides = point.sets;
   std::sort(overrides.begin(), overrides.end());
+  const std::string digest = cli::loadInputs(cli::sweep::runRequest(spec, point, "").inputs, true).digest;
   Json report = {{"schema_version", cli::kReportSchemaVersion},
-                 {"generator", {{"name", "scoville"}, {"version", SCOVILLE_VERSION}}},
+                 {"generator", {{"name", "scoville"}, {"version", SCOVILLE_VERSION}, {"build", cli::buildId()}}},
                  {"inputs",
                   {{"platform", {{"name", "jalapeno"}, {"given_as", "jalapeno"}}},
                    {"model", {{"name", "tiny-dense"}, {"given_as", "tiny-dense"}}},
                    {"scenario", {{"name", "inferencex-1k1k"}, {"given_as", "inferencex-1k1k"}}},
                    {"overrides", overrides},
                    {"timing", "lt"},
-                   {"seed", 1}}},
+                   {"seed", 1},
+                   {"digest", digest}}},
                  {"results", {{"kind", "serving"}}}};
   writeFile(path, report.dump());
   EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "");
@@ -141,6 +145,14 @@ TEST(SweepReuse, AStoredReportStandsForItsPointOnlyWithTheSameInputs) {
   other["generator"]["version"] = "0.0.0";
   writeFile(path, other.dump());
   EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "its report is from scoville 0.0.0");
+  other = report;
+  other["generator"]["build"] = "0123";
+  writeFile(path, other.dump());
+  EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "its report is from another build of scoville");
+  other = report;
+  other["inputs"]["digest"] = "0000000000000000";
+  writeFile(path, other.dump());
+  EXPECT_EQ(cli::sweep::staleReason(spec, point, path), "its input files changed");
   other = report;
   other.erase("results");
   writeFile(path, other.dump());
