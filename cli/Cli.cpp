@@ -4,11 +4,12 @@
 
 #include "cli/Commands.h"
 #include "cli/MemoryBench.h"
+#include "cli/ReportWriter.h"
 #include "cli/RunRequest.h"
-#include "hw/chip/ChipConfig.h"
-#include "platforms/PlatformConfig.h"
 #include "config/ConfigError.h"
 #include "config/Schema.h"
+#include "hw/chip/ChipConfig.h"
+#include "platforms/PlatformConfig.h"
 #include "workloads/KernelBench.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
@@ -57,10 +58,10 @@ int configDocsCommand(const Args& args, std::ostream& out) {
       << "Quantities take a number and a unit (`4.8 TB/s`, `700 W`, `1.8 GHz`, `96 MiB`, `250 ns`, `3.9 pJ/bit`); "
       << "decimal prefixes k M G T P and m u n p f, binary prefixes Ki Mi Gi Ti on bytes and bits. "
       << "Unknown keys, missing units and out-of-range values are errors.\n\n";
-  config::writeMarkdown(out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(),
-                              &workload::ScenarioConfig::schema(), &workload::SoftwareStackConfig::schema(),
-                              &workload::ValidationDataset::schema(), &workload::KernelDataset::schema(),
-                              &MemoryPart::schema()});
+  config::writeMarkdown(
+      out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(), &workload::ScenarioConfig::schema(),
+            &workload::SoftwareStackConfig::schema(), &workload::ValidationDataset::schema(),
+            &workload::KernelDataset::schema(), &MemoryPart::schema()});
   return kExitOk;
 }
 
@@ -104,6 +105,9 @@ int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return kExitUsageOrConfigError;
   } catch (const SimulationError& e) {
     err << "error[simulation]: " << e.what() << "\n";
+    return kExitSimulationError;
+  } catch (const OutputError& e) {
+    err << "error[output]: " << e.what() << "\n";
     return kExitSimulationError;
   } catch (const std::exception& e) {
     err << "error[internal]: " << e.what() << "\n";

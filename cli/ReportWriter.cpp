@@ -1,6 +1,7 @@
 #include "cli/ReportWriter.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
 #include <csignal>
@@ -17,6 +18,51 @@
 namespace fs = std::filesystem;
 
 namespace scoville::cli {
+
+namespace {
+
+/// What is at `path` when it is not a regular file ("" when absent or a regular file); the
+/// link itself, not its target.
+std::string specialFileKind(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return "";
+  if (S_ISREG(info.st_mode)) return "";
+  if (S_ISLNK(info.st_mode)) return "a symbolic link";
+  if (S_ISDIR(info.st_mode)) return "a directory";
+  if (S_ISFIFO(info.st_mode)) return "a FIFO";
+  if (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode)) return "a device";
+  if (S_ISSOCK(info.st_mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+void checkOutputTarget(const std::string& option, const std::string& path) {
+  if (const std::string kind = specialFileKind(path); !kind.empty()) {
+    throw config::ConfigError(config::ErrorKind::kOutputNotWritable, option,
+                              fmt::format("'{}' is {}; an output is written only as a new or regular file, so "
+                                          "name another path",
+                                          path, kind));
+  }
+}
+
+void checkOutputTargets(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<fs::path> resolved;
+  for (const auto& [option, path] : outputs) {
+    checkOutputTarget(option, path);
+    std::error_code ec;
+    fs::path canonical = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    if (ec) canonical = fs::absolute(path).lexically_normal();
+    for (std::size_t i = 0; i < resolved.size(); ++i) {
+      if (resolved[i] == canonical) {
+        throw config::ConfigError(
+            config::ErrorKind::kOutputNotWritable, option,
+            fmt::format("'{}' is also the file of {}: each output needs a path of its own", path, outputs[i].first));
+      }
+    }
+    resolved.push_back(std::move(canonical));
+  }
+}
 
 void prepareOutputDirectory(const std::string& directory) {
   using config::ConfigError;
@@ -48,7 +94,7 @@ void startRunOutput(const std::string& directory) {
       std::error_code removeError;
       fs::remove(entry.path(), removeError);
       if (removeError) {
-        throw std::runtime_error(fmt::format("cannot remove {}: {}", entry.path().string(), removeError.message()));
+        throw OutputError(fmt::format("cannot remove {}: {}", entry.path().string(), removeError.message()));
       }
     }
   }
@@ -56,9 +102,12 @@ void startRunOutput(const std::string& directory) {
 
 void writeFileAtomically(const std::string& path, const std::string& content) {
   const fs::path target(path);
+  if (const std::string kind = specialFileKind(path); !kind.empty()) {
+    throw OutputError(fmt::format("cannot write {}: it is {}, which is never replaced", path, kind));
+  }
   const fs::path temporary = target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw std::runtime_error(fmt::format("cannot write {}: {}", temporary.string(), std::strerror(errno)));
+  if (fd < 0) throw OutputError(fmt::format("cannot write {}: {}", temporary.string(), std::strerror(errno)));
   std::size_t written = 0;
   bool ok = true;
   while (ok && written < content.size()) {
@@ -73,7 +122,7 @@ void writeFileAtomically(const std::string& path, const std::string& content) {
   if (!ok || std::rename(temporary.c_str(), target.c_str()) != 0) {
     std::error_code ec;
     fs::remove(temporary, ec);
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path, std::strerror(ok ? errno : savedErrno)));
+    throw OutputError(fmt::format("cannot write {}: {}", path, std::strerror(ok ? errno : savedErrno)));
   }
   // Fault injection for the crash-safety tests (docs/testing.md): die as kill -9 would, right
   // after this file is in place.

@@ -350,6 +350,15 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
+  // No output replaces a link or a special file, and no two outputs share a file.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const char* file : {"report.json", "requests.csv", "power.csv"}) {
+    outputs.emplace_back(fmt::format("--out ({})", file), (std::filesystem::path(options.out) / file).string());
+  }
+  if (!options.trace.empty()) outputs.emplace_back("--trace", options.trace);
+  if (!options.vcd.empty()) outputs.emplace_back("--vcd", options.vcd);
+  if (!options.rtlVcd.empty()) outputs.emplace_back("--rtl-vcd", options.rtlVcd);
+  checkOutputTargets(outputs);
   std::optional<trace::ChromeTrace> trace;
   std::optional<trace::UnitActivity> waveforms;
   if (!options.vcd.empty()) {

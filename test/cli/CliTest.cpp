@@ -1,6 +1,7 @@
 // The scoville executable end to end, run as a child process: bad input must exit 2 with a
 // classed, located message and leave no report; good input writes one deterministic report.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -230,6 +231,32 @@ TEST_F(CliTest, OutputDirectoryNotWritable) {
   EXPECT_NE(r.err.find("error[output-not-writable]"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(blocker + "/sub"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(blocker + "/sub/report.json"));
+}
+
+// Issue 38: an output never replaces or writes through a link, a FIFO or a device, and no two
+// outputs share a file; all refused before simulating, leaving what was there untouched.
+TEST_F(CliTest, OutputsRefuseLinksSpecialFilesAndSharedPaths) {
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string target = dir.file("target");
+  writeFile(target, "keep");
+  const std::string link = dir.file("link");
+  fs::create_symlink(target, link);
+  expectConfigError({"--trace", fifo}, "output-not-writable", {"--trace", "is a FIFO"});
+  expectConfigError({"--vcd", link}, "output-not-writable", {"--vcd", "is a symbolic link"});
+  expectConfigError({"--trace", "/dev/null"}, "output-not-writable", {"--trace", "is a device"});
+  expectConfigError({"--trace", dir.path()}, "output-not-writable", {"is a directory"});
+  expectConfigError({"--trace", dir.file("t"), "--vcd", dir.file("out/../t")}, "output-not-writable",
+                    {"--vcd", "also the file of --trace"});
+  expectConfigError({"--trace", report()}, "output-not-writable", {"also the file of --out (report.json)"});
+  // A link where the run's own output goes is refused too, not followed.
+  fs::create_directories(out());
+  fs::create_symlink(target, dir.file("out/power.csv"));
+  expectConfigError({}, "output-not-writable", {"--out (power.csv)", "is a symbolic link"});
+  EXPECT_EQ(readFile(target), "keep");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_FALSE(fs::exists(dir.file("t")));
 }
 
 TEST_F(CliTest, ModelThatDoesNotFit) {

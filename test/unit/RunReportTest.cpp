@@ -2,13 +2,19 @@
 // workload::servingMetricsJson writes it reads back field by field, what a report lacks reads as
 // nothing, and a validation metric picks its field and statistic. The end-to-end check on a real
 // report is ServingCliTest.AReportReadsBackThroughRunReport.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cli/ReportWriter.h"
 #include "cli/RunReport.h"
 #include "cli/ValidationRun.h"
+#include "config/ConfigError.h"
 #include "workloads/ServingMetrics.h"
 
 namespace scoville::cli {
@@ -96,6 +102,31 @@ TEST(RunReport, AValidationMetricReadsItsFieldAndStatistic) {
   EXPECT_DOUBLE_EQ(*simulatedMetric(r, MeasuredMetric{ValidationMetric::kTtft, 1, "s", "mean"}), 0.2);
   EXPECT_FALSE(simulatedMetric(r, MeasuredMetric{ValidationMetric::kTtft, 1, "s", "median"}).has_value());
   EXPECT_FALSE(simulatedMetric(RunReport{}, tpot).has_value());
+}
+
+// Issue 38: a result file is written only as a new or regular file; a FIFO or a link in its
+// place stays as it was and the failure is an OutputError (error[output]), not an internal one.
+TEST(ReportWriter, NeverReplacesALinkOrASpecialFileAndSaysItIsAnOutputError) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("scoville-writer-{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string link = (dir / "link").string();
+  fs::create_symlink(dir / "target", link);
+  EXPECT_THROW(writeFileAtomically(fifo, "x"), OutputError);
+  EXPECT_THROW(writeFileAtomically(link, "x"), OutputError);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_FALSE(fs::exists(dir / "target"));
+  EXPECT_THROW(writeFileAtomically((dir / "no-such-folder" / "f").string(), "x"), OutputError);
+  writeFileAtomically((dir / "regular").string(), "first");
+  writeFileAtomically((dir / "regular").string(), "second");
+  EXPECT_EQ(fs::file_size(dir / "regular"), 6u);
+  EXPECT_THROW(checkOutputTargets({{"--a", (dir / "x").string()}, {"--b", (dir / "." / "x").string()}}),
+               config::ConfigError);
+  EXPECT_NO_THROW(checkOutputTargets({{"--a", (dir / "x").string()}, {"--b", (dir / "y").string()}}));
+  fs::remove_all(dir);
 }
 
 }  // namespace
