@@ -72,12 +72,15 @@ int calibratePowerCommand(const Args& args, std::ostream& out) {
                                                                                     "print only the summary");
   addInputOptions(description, inputs, false);
   const po::variables_map vm = parseWithPositional(args, description, datasetFile);
-  if (vm.count("help") || datasetFile.empty()) {
+  if (datasetFile.empty() && !vm.count("help")) {
+    throw po::error("give a DATASET (a workloads/validation/ name or a file)");
+  }
+  if (vm.count("help")) {
     out << "usage: scoville calibrate-power DATASET.yaml [--platform P] [--out DIR]\n"
         << "The dataset's `power_fit` names the training points and the fitted constants with their ranges "
            "(docs/power.md#calibration); the platform defaults to the dataset's.\n"
         << description << "\n";
-    return datasetFile.empty() && !vm.count("help") ? kExitUsageOrConfigError : kExitOk;
+    return kExitOk;
   }
   const tlm::TimingMode mode = parseTimingMode(timing);
   const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);

@@ -8,8 +8,10 @@
 #include "cli/RunRequest.h"
 #include "config/ConfigError.h"
 #include "config/Schema.h"
+#include "config/Units.h"
 #include "hw/chip/ChipConfig.h"
 #include "platforms/PlatformConfig.h"
+#include "tlm/Time.h"
 #include "workloads/KernelBench.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
@@ -46,8 +48,7 @@ exit codes: 0 ok, 1 simulation error, 2 usage or configuration error
 int configDocsCommand(const Args& args, std::ostream& out) {
   po::options_description description("scoville config-docs: print the configuration reference as Markdown");
   description.add_options()("help,h", "show this help");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(description).run(), vm);
+  po::variables_map vm = parseOptions(args, description);
   po::notify(vm);
   if (vm.count("help")) {
     out << "usage: scoville config-docs > docs/config.md\n" << description << "\n";
@@ -62,6 +63,16 @@ int configDocsCommand(const Args& args, std::ostream& out) {
       out, {&platform::PlatformConfig::schema(), &workload::ModelConfig::schema(), &workload::ScenarioConfig::schema(),
             &workload::SoftwareStackConfig::schema(), &workload::ValidationDataset::schema(),
             &workload::KernelDataset::schema(), &MemoryPart::schema()});
+  out << "## Plausible ranges\n\n"
+      << "Besides each key's own range, every quantity is checked against its dimension's plausible range: a "
+         "value other than 0 outside it is refused as a unit slip. The floors keep one step from lasting for ever "
+         "(a bandwidth, clock or rate near zero); the ceilings keep the arithmetic finite. Every time-valued key is "
+         "at most "
+      << config::formatQuantity(config::kMaxConfigTimeS, config::dim::kTime)
+      << ", so that no sum of configured times can pass the simulated-time limit of a run ("
+      << fmt::format("{:g} s, {:.1f} days", tlm::kMaxSimulatedTimeS, tlm::kMaxSimulatedTimeS / 86400.0)
+      << ", `scoville run --max-sim-time`), which a load trace's arrivals must not pass either.\n\n"
+      << config::plausibleRangesMarkdown();
   return kExitOk;
 }
 

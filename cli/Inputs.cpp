@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -87,18 +89,51 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
   return inputs;
 }
 
+uint64_t parseUnsigned(const std::string& option, const std::string& text, uint64_t max) {
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  errno = 0;
+  const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE || value > max) {
+    throw po::error(fmt::format("{} expects an integer from 0 to {}, got '{}'", option, max, text));
+  }
+  return value;
+}
+
 std::set<std::string> selectedIds(const std::string& only, const std::vector<std::string>& known, const char* what,
                                   const std::string& file) {
   std::set<std::string> selected;
   std::stringstream list(only);
   for (std::string id; std::getline(list, id, ',');) {
+    if (id.empty()) {
+      throw config::ConfigError(config::ErrorKind::kBadOverride, "--only " + only,
+                                fmt::format("an empty {0} id in the list (to run every {0}, leave --only out)", what));
+    }
     if (std::find(known.begin(), known.end(), id) == known.end()) {
       throw config::ConfigError(config::ErrorKind::kUnknownName, "--only",
                                 fmt::format("no {} '{}' in {}", what, id, file));
     }
     selected.insert(id);
   }
+  if (selected.empty() && !only.empty()) {
+    throw config::ConfigError(config::ErrorKind::kBadOverride, "--only " + only, fmt::format("no {} id given", what));
+  }
   return selected;
+}
+
+po::variables_map parseOptions(const std::vector<std::string>& args, const po::options_description& description) {
+  po::options_description hidden;
+  hidden.add_options()("stray-words", po::value<std::vector<std::string>>());
+  po::options_description options;
+  options.add(description).add(hidden);
+  po::positional_options_description position;
+  position.add("stray-words", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(position).run(), vm);
+  if (vm.count("stray-words")) {
+    throw po::error(fmt::format("unexpected argument '{}'", vm["stray-words"].as<std::vector<std::string>>().front()));
+  }
+  return vm;
 }
 
 po::variables_map parseWithPositional(const std::vector<std::string>& args, const po::options_description& visible,

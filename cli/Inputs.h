@@ -2,8 +2,11 @@
 // Options shared by the subcommands that read configuration, and the loading of those inputs.
 
 #include <boost/program_options.hpp>
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "platforms/PlatformConfig.h"
@@ -49,6 +52,23 @@ struct Inputs {
   std::string digest;
 };
 
+/// An unsigned integer option's value: decimal digits only, at most `max`. Boost's own conversion
+/// takes "-1" for 2^64-1; this throws boost::program_options::error naming `option` instead.
+uint64_t parseUnsigned(const std::string& option, const std::string& text, uint64_t max);
+
+/// A program_options value that stores an unsigned integer option into `target` through
+/// parseUnsigned; its default is `target`'s value unless `withDefault` is false.
+template <class T>
+boost::program_options::typed_value<std::string>* unsignedValue(T& target, const std::string& option,
+                                                                bool withDefault = true) {
+  static_assert(std::is_unsigned_v<T>, "unsignedValue() needs an unsigned target");
+  auto* value = boost::program_options::value<std::string>()->notifier([&target, option](const std::string& text) {
+    target = static_cast<T>(parseUnsigned(option, text, std::numeric_limits<T>::max()));
+  });
+  if (withDefault) value->default_value(std::to_string(target));
+  return value;
+}
+
 /// The timing mode a --timing option names: lt or at; anything else is a usage error
 /// (boost::program_options::error).
 tlm::TimingMode parseTimingMode(const std::string& timing);
@@ -56,6 +76,11 @@ tlm::TimingMode parseTimingMode(const std::string& timing);
 /// The software-stack profile `nameOrFile` (a name in workloads/stacks/ or a file), given by
 /// `option` (for its error messages). Throws config::ConfigError on bad input.
 workload::SoftwareStackConfig loadSoftwareStack(const std::string& option, const std::string& nameOrFile);
+
+/// Parses a command's arguments, all options of `description` (not yet notified). A word that is
+/// no option's value is a usage error naming it (boost::program_options::error).
+boost::program_options::variables_map parseOptions(const std::vector<std::string>& args,
+                                                   const boost::program_options::options_description& description);
 
 /// Parses a command's arguments: the options of `visible` (what --help shows) and one positional
 /// argument stored in `positional` (a dataset file, say; left as it is when absent).

@@ -59,12 +59,15 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                                                                                     "print only the summaries");
   addInputOptions(description, inputs, false);
   const po::variables_map vm = parseWithPositional(args, description, datasetFile);
-  if (vm.count("help") || datasetFile.empty()) {
+  if (datasetFile.empty() && !vm.count("help")) {
+    throw po::error("give a DATASET (a workloads/validation/ name or a file)");
+  }
+  if (vm.count("help")) {
     out << "usage: scoville kernels DATASET.yaml [--platform P] [--software-stack S] [--out DIR] [--only ID,...]\n"
         << "Datasets ship in workloads/validation/ (docs/validation.md#kernel-microbenchmarks); the platform "
            "defaults to the dataset's.\n"
         << description << "\n";
-    return datasetFile.empty() && !vm.count("help") ? kExitUsageOrConfigError : kExitOk;
+    return kExitOk;
   }
   const tlm::TimingMode mode = parseTimingMode(timing);
   const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
@@ -75,6 +78,10 @@ int kernelsCommand(const Args& args, std::ostream& out) {
   if (!stackName.empty()) stack = loadSoftwareStack("--software-stack", stackName);
   std::vector<std::string> ids;
   for (const workload::MeasuredKernel& k : dataset.kernels) ids.push_back(k.id);
+  if (vm.count("only") && only.empty()) {
+    throw config::ConfigError(config::ErrorKind::kBadOverride, "--only",
+                              "an empty list (to run everything, leave --only out)");
+  }
   const std::set<std::string> selected = selectedIds(only, ids, "kernel", file);
   if (outDir.empty()) outDir = "kernels-" + dataset.name;
   prepareOutputDirectory(outDir);

@@ -30,13 +30,13 @@ int memoryCommand(const Args& args, std::ostream& out) {
       "scoville memory: drive one HBM controller configuration with a traffic generator");
   description.add_options()("help,h", "show this help")("pattern", po::value(&pattern)->default_value(pattern),
                                                         "sequential, random, strided or trace")(
-      "request-size", po::value(&requestBytes)->default_value(requestBytes), "bytes per request (aligned to it)")(
-      "stride", po::value(&strideBytes)->default_value(strideBytes), "bytes between requests (strided)")(
+      "request-size", unsignedValue(requestBytes, "--request-size"), "bytes per request (aligned to it)")(
+      "stride", unsignedValue(strideBytes, "--stride"), "bytes between requests (strided)")(
       "read-ratio", po::value(&readRatio)->default_value(readRatio),
       "fraction of reads, 0 to 1 (mixed read:write traffic on any synthetic pattern)")(
       "outstanding", po::value(&outstanding)->default_value(outstanding), "requests in flight, 1 to 65536")(
-      "requests", po::value(&requests)->default_value(requests), "requests to issue (synthetic patterns)")(
-      "seed", po::value(&seed)->default_value(seed), "seed of the random pattern")(
+      "requests", unsignedValue(requests, "--requests"), "requests to issue (synthetic patterns)")(
+      "seed", unsignedValue(seed, "--seed"), "seed of the random pattern")(
       "trace", po::value(&traceFile), "trace file (CSV time_ns,address,bytes,op) for --pattern trace")(
       "timing", po::value(&timing)->default_value(timing), "timing mode: lt or at")(
       "set", po::value(&sets)->composing(),

@@ -64,20 +64,22 @@ void checkOutputTargets(const std::vector<std::pair<std::string, std::string>>& 
   }
 }
 
-void prepareOutputDirectory(const std::string& directory) {
+void prepareOutputDirectory(const std::string& directory, const std::string& location) {
   using config::ConfigError;
   using config::ErrorKind;
+  const std::string where = location.empty() ? "--out " + directory : location;
   std::error_code ec;
   fs::create_directories(directory, ec);
   if (ec || !fs::is_directory(directory)) {
-    throw ConfigError(ErrorKind::kOutputNotWritable, "--out " + directory,
-                      fmt::format("cannot create output directory: {}", ec ? ec.message() : "not a directory"));
+    throw ConfigError(
+        ErrorKind::kOutputNotWritable, where,
+        fmt::format("cannot create output directory {}: {}", directory, ec ? ec.message() : "not a directory"));
   }
   const fs::path probe = fs::path(directory) / fmt::format(".scoville-probe-{}", ::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
-    throw ConfigError(ErrorKind::kOutputNotWritable, "--out " + directory,
-                      fmt::format("output directory is not writable: {}", std::strerror(errno)));
+    throw ConfigError(ErrorKind::kOutputNotWritable, where,
+                      fmt::format("output directory {} is not writable: {}", directory, std::strerror(errno)));
   }
   ::close(fd);
   fs::remove(probe, ec);

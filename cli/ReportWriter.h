@@ -29,8 +29,9 @@ void checkOutputTarget(const std::string& option, const std::string& path);
 void checkOutputTargets(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 /// Creates `directory` if needed and proves it writable by creating and removing a probe file.
-/// Throws config::ConfigError(kOutputNotWritable) otherwise. Call before simulating.
-void prepareOutputDirectory(const std::string& directory);
+/// Throws config::ConfigError(kOutputNotWritable) located at `location` ("--out DIRECTORY" when
+/// empty) otherwise. Call before simulating.
+void prepareOutputDirectory(const std::string& directory, const std::string& location = "");
 
 /// prepareOutputDirectory for a run, which then removes what an earlier or killed run left
 /// there: its outputs (report.json, requests.csv, power.csv) and temporary files of interrupted

@@ -1,10 +1,14 @@
 #include <fmt/format.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -27,6 +31,7 @@
 #include "runtime/PlatformDecode.h"
 #include "runtime/ServingEngine.h"
 #include "tlm/ProtocolChecker.h"
+#include "tlm/Time.h"
 #include "tlm/TimingMode.h"
 #include "tlm/TransactionCount.h"
 #include "trace/ChromeTrace.h"
@@ -50,10 +55,74 @@ double timeOption(const std::string& option, const std::string& text) {
   }
 }
 
+/// The message the --timeout alarm prints; composed before the alarm is set, as a signal handler
+/// may only write it.
+char gTimeoutMessage[256] = "";
+
+extern "C" void onRunTimeout(int /*signal*/) {
+  const ssize_t ignored = ::write(STDERR_FILENO, gTimeoutMessage, std::strlen(gTimeoutMessage));
+  (void)ignored;
+  ::_exit(kExitSimulationError);  // no report: it is written last, whole, and not yet
+}
+
+/// Ends the process with error[simulation] once `seconds` of wall-clock time have passed.
+void armTimeout(const std::string& text) {
+  const double seconds = timeOption("--timeout", text);
+  if (!(seconds > 0) || seconds > 1e7) {
+    throw config::ConfigError(config::ErrorKind::kOutOfRange, "--timeout " + text,
+                              "the wall-clock limit must be positive and at most 1e7 s");
+  }
+  std::snprintf(gTimeoutMessage, sizeof gTimeoutMessage,
+                "error[simulation]: the run took longer than --timeout %s of wall-clock time; no report written\n",
+                text.c_str());
+  struct sigaction action {};
+  action.sa_handler = onRunTimeout;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(SIGALRM, &action, nullptr);
+  itimerval timer{};
+  timer.it_value.tv_sec = static_cast<time_t>(seconds);
+  timer.it_value.tv_usec = static_cast<suseconds_t>((seconds - std::floor(seconds)) * 1e6);
+  if (timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0) timer.it_value.tv_usec = 1;
+  ::setitimer(ITIMER_REAL, &timer, nullptr);
+}
+
+/// The --max-sim-time limit in seconds: positive and at most tlm::kMaxSimulatedTimeS.
+double maxSimulatedTime(const std::string& text) {
+  const double seconds = timeOption("--max-sim-time", text);
+  if (!(seconds > 0) || seconds > tlm::kMaxSimulatedTimeS) {
+    throw config::ConfigError(config::ErrorKind::kOutOfRange, "--max-sim-time " + text,
+                              fmt::format("the simulated-time limit must be positive and at most {:g} s (beyond it "
+                                          "SystemC's clock could wrap around)",
+                                          tlm::kMaxSimulatedTimeS));
+  }
+  return seconds;
+}
+
+/// Runs the simulation until it has nothing left to do or reaches `limitS` of simulated time.
+/// Throws SimulationError when it stops at the limit with work left, or when a model asked for a
+/// duration that cannot be represented (tlm::TimeRangeError, reported by SystemC).
+void simulate(double limitS, const std::string& limitText) {
+  try {
+    sc_core::sc_start(sc_core::sc_time(limitS, sc_core::SC_SEC), sc_core::SC_EXIT_ON_STARVATION);
+  } catch (const sc_core::sc_report& e) {
+    const std::string what = e.what();
+    if (const std::size_t at = what.find(tlm::kTimeRangeMessage); at != std::string::npos) {
+      throw SimulationError(what.substr(at));
+    }
+    throw;
+  }
+  if (sc_core::sc_pending_activity()) {
+    throw SimulationError(
+        fmt::format("the run reached --max-sim-time {} of simulated time without finishing; no "
+                    "report written (raise the limit, or check the inputs for a near-zero rate)",
+                    limitText));
+  }
+}
+
 /// Creates the directory a file option's FILE goes into, and proves it writable.
-void prepareDirectoryOf(const std::string& file) {
+void prepareDirectoryOf(const std::string& option, const std::string& file) {
   const std::string parent = std::filesystem::path(file).parent_path().string();
-  if (!parent.empty()) prepareOutputDirectory(parent);
+  if (!parent.empty()) prepareOutputDirectory(parent, option + " " + file);
 }
 
 /// The trace window from --trace-start and --trace-duration.
@@ -324,41 +393,10 @@ void printSummary(std::ostream& out, const Inputs& inputs, const nlohmann::order
   out << "report: " << reportPath << "\n";
 }
 
-}  // namespace
-
-int runCommand(const Args& args, std::ostream& out) {
-  // A point of a sweep dies with its sweep: after a kill -9 of the sweep no orphan keeps writing
-  // into the sweep's directory while a restarted sweep redoes the point.
-  if (const char* sweep = std::getenv("SCOVILLE_SWEEP_PID"); sweep != nullptr) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (std::to_string(::getppid()) != sweep) throw SimulationError("the sweep that started this run has ended");
-  }
-  RunRequest options;
-  po::options_description description("scoville run: simulate a model and scenario on a platform");
-  description.add_options()("help,h", "show this help");
-  options.addOptions(description);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(description).run(), vm);
-  if (vm.count("help")) {
-    out << "usage: scoville run [OPTIONS]\n" << description << "\n";
-    return kExitOk;
-  }
-  po::notify(vm);
-  options.check();
-
-  const tlm::TimingMode mode = parseTimingMode(options.timing);
-
-  // Everything that can be wrong with the input is checked before elaboration.
-  const Inputs inputs = loadInputs(options.inputs, true);
-  // No output replaces a link or a special file, and no two outputs share a file.
-  std::vector<std::pair<std::string, std::string>> outputs;
-  for (const char* file : {"report.json", "requests.csv", "power.csv"}) {
-    outputs.emplace_back(fmt::format("--out ({})", file), (std::filesystem::path(options.out) / file).string());
-  }
-  if (!options.trace.empty()) outputs.emplace_back("--trace", options.trace);
-  if (!options.vcd.empty()) outputs.emplace_back("--vcd", options.vcd);
-  if (!options.rtlVcd.empty()) outputs.emplace_back("--rtl-vcd", options.rtlVcd);
-  checkOutputTargets(outputs);
+/// Elaborates the platform and the workload, simulates, and writes the report (the part of the
+/// run command after its inputs and outputs are checked).
+int simulateAndReport(const RunRequest& options, const Inputs& inputs, double simulatedTimeLimit, tlm::TimingMode mode,
+                      std::ostream& out) {
   std::optional<trace::ChromeTrace> trace;
   std::optional<trace::UnitActivity> waveforms;
   if (!options.vcd.empty()) {
@@ -374,11 +412,11 @@ int runCommand(const Args& args, std::ostream& out) {
       burstBytes.push_back(inputs.platform.chipConfig(c).hbm.burstBytes);
     }
     waveforms.emplace(window.startS, window.endS, interval, std::move(burstBytes));
-    prepareDirectoryOf(options.vcd);
+    prepareDirectoryOf("--vcd", options.vcd);
   }
   if (!options.trace.empty()) {
     trace.emplace(traceOptions(options));
-    prepareDirectoryOf(options.trace);
+    prepareDirectoryOf("--trace", options.trace);
   }
   const bool cosim = usesRtl(inputs.platform);
   if (!options.rtlVcd.empty()) {
@@ -388,7 +426,7 @@ int runCommand(const Args& args, std::ostream& out) {
                                     "' has tensor_core.impl rtl or lockstep, so there are no RTL waveforms");
     }
     const trace::ChromeTraceOptions window = traceOptions(options);
-    prepareDirectoryOf(options.rtlVcd);
+    prepareDirectoryOf("--rtl-vcd", options.rtlVcd);
     hw::rtl::enableWaveforms(options.rtlVcd, window.startS, window.endS);
   }
   nlohmann::ordered_json report;
@@ -453,7 +491,7 @@ int runCommand(const Args& args, std::ostream& out) {
     }
     mirrorOf = engine.mirrorOfChips();
     platform.power().setMirrors(mirrorOf);
-    sc_core::sc_start();
+    simulate(simulatedTimeLimit, options.maxSimTime);
     platform.settlePower();
     checkCosim();
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
@@ -497,7 +535,7 @@ int runCommand(const Args& args, std::ostream& out) {
     }
     runtime::PlatformDecodeRunner runner("workload", platform, std::move(plan), mode,
                                          inputs.scenario.stack ? &*inputs.scenario.stack : nullptr);
-    sc_core::sc_start();
+    simulate(simulatedTimeLimit, options.maxSimTime);
     platform.settlePower();
     checkCosim();
     if (const std::string error = runner.error(); !error.empty()) throw SimulationError(error);
@@ -548,6 +586,57 @@ int runCommand(const Args& args, std::ostream& out) {
     }
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int runCommand(const Args& args, std::ostream& out) {
+  // A point of a sweep dies with its sweep: after a kill -9 of the sweep no orphan keeps writing
+  // into the sweep's directory while a restarted sweep redoes the point.
+  if (const char* sweep = std::getenv("SCOVILLE_SWEEP_PID"); sweep != nullptr) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (std::to_string(::getppid()) != sweep) throw SimulationError("the sweep that started this run has ended");
+  }
+  RunRequest options;
+  po::options_description description("scoville run: simulate a model and scenario on a platform");
+  description.add_options()("help,h", "show this help");
+  options.addOptions(description);
+  po::variables_map vm = parseOptions(args, description);
+  if (vm.count("help")) {
+    out << "usage: scoville run [OPTIONS]\n" << description << "\n";
+    return kExitOk;
+  }
+  po::notify(vm);
+  options.check();
+  const double simulatedTimeLimit = maxSimulatedTime(options.maxSimTime);
+  if (!options.timeout.empty()) armTimeout(options.timeout);
+
+  const tlm::TimingMode mode = parseTimingMode(options.timing);
+
+  // Everything that can be wrong with the input is checked before elaboration.
+  const Inputs inputs = loadInputs(options.inputs, true);
+  // No output replaces a link or a special file, and no two outputs share a file.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const char* file : {"report.json", "requests.csv", "power.csv"}) {
+    outputs.emplace_back(fmt::format("--out ({})", file), (std::filesystem::path(options.out) / file).string());
+  }
+  if (!options.trace.empty()) outputs.emplace_back("--trace", options.trace);
+  if (!options.vcd.empty()) outputs.emplace_back("--vcd", options.vcd);
+  if (!options.rtlVcd.empty()) outputs.emplace_back("--rtl-vcd", options.rtlVcd);
+  checkOutputTargets(outputs);
+  try {
+    return simulateAndReport(options, inputs, simulatedTimeLimit, mode, out);
+  } catch (const config::ConfigError& e) {
+    // The elaboration's checks of the model against the placement (tensor and pipeline splits,
+    // memory fit) know no file: name the placement and where it came from.
+    if (!e.location().empty()) throw;
+    std::string location;
+    for (const std::string& set : inputs.overrides) {
+      if (set.rfind("platform.placement.", 0) == 0) location += (location.empty() ? "--set " : ", --set ") + set;
+    }
+    if (location.empty()) location = inputs.scenarioFiles.platform + ": platform.placement";
+    throw config::ConfigError(e.kind(), location, e.message());
+  }
 }
 
 }  // namespace scoville::cli

@@ -11,7 +11,8 @@ namespace {
 /// Every field, for comparison.
 auto fields(const RunRequest& r) {
   return std::tie(r.inputs.platform, r.inputs.model, r.inputs.scenario, r.inputs.sets, r.out, r.seed, r.timing, r.quiet,
-                  r.verbose, r.exactAllChips, r.trace, r.traceStart, r.traceDuration, r.vcd, r.rtlVcd, r.vcdInterval);
+                  r.verbose, r.exactAllChips, r.trace, r.traceStart, r.traceDuration, r.vcd, r.rtlVcd, r.vcdInterval,
+                  r.maxSimTime, r.timeout);
 }
 
 }  // namespace
@@ -20,7 +21,7 @@ void RunRequest::addOptions(po::options_description& description) {
   addInputOptions(description, inputs, true);
   description.add_options()("out,o", po::value(&out)->default_value(out),
                             "output directory; report.json is written there")(
-      "seed", po::value(&seed)->default_value(seed), "random seed (recorded in the report)")(
+      "seed", unsignedValue(seed, "--seed"), "random seed, an integer 0 .. 2^64-1 (recorded in the report)")(
       "timing", po::value(&timing)->default_value(timing),
       "timing mode: lt (loosely timed, b_transport + quantum keeper: fast) or at (approximately timed, "
       "4-phase nb_transport: queues, scheduling policies, backpressure)")(
@@ -39,6 +40,10 @@ void RunRequest::addOptions(po::options_description& description) {
       "rtl-vcd", po::value(&rtlVcd),
       "write the RTL co-simulation's waveforms (the Verilated blocks' ports and registers at every clock edge in "
       "the trace window) to FILE (GTKWave); needs a tensor core with impl rtl or lockstep (docs/cosim.md)")(
+      "max-sim-time", po::value(&maxSimTime)->default_value(maxSimTime),
+      "fail (exit 1, no report) when the simulation reaches this simulated time unfinished; at most 1e6 s")(
+      "timeout", po::value(&timeout),
+      "fail (exit 1, no report) when the run has taken this much wall-clock time, e.g. '600 s'")(
       "quiet,q", po::bool_switch(&quiet), "print only errors")("verbose,v", po::bool_switch(&verbose),
                                                                "print the resolved inputs too");
 }
@@ -47,8 +52,7 @@ RunRequest RunRequest::fromArgs(const std::vector<std::string>& args) {
   RunRequest request;
   po::options_description description;
   request.addOptions(description);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(description).run(), vm);
+  po::variables_map vm = parseOptions(args, description);
   po::notify(vm);
   request.check();
   return request;
@@ -70,6 +74,8 @@ std::vector<std::string> RunRequest::toArgs() const {
   option("--vcd", vcd, defaults.vcd);
   option("--vcd-interval", vcdInterval, defaults.vcdInterval);
   option("--rtl-vcd", rtlVcd, defaults.rtlVcd);
+  option("--max-sim-time", maxSimTime, defaults.maxSimTime);
+  option("--timeout", timeout, defaults.timeout);
   const std::vector<std::string> sets = overrideArgs(inputs);
   args.insert(args.end(), sets.begin(), sets.end());
   return args;

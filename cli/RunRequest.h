@@ -31,6 +31,8 @@ struct RunRequest {
   std::string vcd;                     ///< VCD waveform file ("": none)
   std::string rtlVcd;                  ///< VCD of the RTL blocks' pins and registers ("": none)
   std::string vcdInterval = "1 us";    ///< its sample interval
+  std::string maxSimTime = "1e6 s";    ///< simulated time after which the run fails (tlm::kMaxSimulatedTimeS at most)
+  std::string timeout;                 ///< wall-clock time after which the run fails ("": none)
 
   /// Adds every option of `scoville run` (not --help) to `description`, each stored into this
   /// request's field when the parsed options are notified. The request must outlive `description`'s use.

@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "config/ConfigError.h"
 #include "config/InputDigest.h"
 #include "config/Text.h"
+#include "config/Units.h"
 
 extern char** environ;
 
@@ -83,11 +85,26 @@ Axis parseAxis(const std::string& option) {
     axis.values.push_back(value);
   }
   if (axis.values.empty()) throw ConfigError(ErrorKind::kBadOverride, "--vary " + option, "no values given");
+  // Twice the same text, or the same quantity in other words ("1 TB/s" and "1000 GB/s").
+  const auto quantity = [](const std::string& text) -> std::optional<config::Quantity> {
+    try {
+      return config::parseQuantity(text);
+    } catch (const config::UnitError&) {
+      return std::nullopt;
+    }
+  };
   for (std::size_t i = 0; i < axis.values.size(); ++i) {
-    if (std::find(axis.values.begin(), axis.values.begin() + static_cast<long>(i), axis.values[i]) !=
-        axis.values.begin() + static_cast<long>(i)) {
-      throw ConfigError(ErrorKind::kBadOverride, "--vary " + option,
-                        fmt::format("value '{}' is listed twice", axis.values[i]));
+    const std::optional<config::Quantity> qi = quantity(axis.values[i]);
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::optional<config::Quantity> qj = quantity(axis.values[j]);
+      const bool same =
+          axis.values[i] == axis.values[j] || (qi && qj && qi->dimension == qj->dimension && qi->value == qj->value);
+      if (same) {
+        throw ConfigError(ErrorKind::kBadOverride, "--vary " + option,
+                          axis.values[i] == axis.values[j]
+                              ? fmt::format("value '{}' is listed twice", axis.values[i])
+                              : fmt::format("value '{}' is listed twice (as '{}')", axis.values[i], axis.values[j]));
+      }
     }
   }
   const bool rooted =

@@ -166,6 +166,17 @@ std::pair<sweep::Spec, std::vector<sweep::Point>> planSweep(const SweepOptions& 
   spec.seed = options.seed;
   spec.timing = options.timing;
   for (const std::string& v : options.vary) spec.axes.push_back(sweep::parseAxis(v));
+  // A platform given twice (by name or by file) would run every point twice into one folder.
+  std::map<std::string, std::string> platformFiles;  // resolved file -> --platform as given
+  for (const std::string& platform : spec.platforms) {
+    std::error_code ec;
+    const std::string file =
+        fs::weakly_canonical(config::resolveConfigFile("platform", "platforms", platform), ec).string();
+    if (const auto [it, added] = platformFiles.emplace(file, platform); !added) {
+      throw ConfigError(ErrorKind::kBadOverride, "--platform " + platform,
+                        fmt::format("the platform file {} is already given as --platform {}", file, it->second));
+    }
+  }
 
   std::map<std::string, Inputs> base;  // per platform, with the common --set options only
   for (const std::string& platform : spec.platforms) {
@@ -340,10 +351,10 @@ int sweepCommand(const Args& args, std::ostream& out) {
       "vary", po::value(&options.vary)->composing(),
       "KEY=V1,V2,...: one more grid axis (repeatable); KEY is platform.*, model.*, scenario.*, "
       "chip.* (in every chip type) or concurrency, e.g. --vary 'chip.hbm.bandwidth=4 TB/s,8 TB/s'")(
-      "jobs,j", po::value(&options.jobs), "points run at once (default: the number of cores)")(
+      "jobs,j", unsignedValue(options.jobs, "--jobs", false), "points run at once (default: the number of cores)")(
       "out,o", po::value(&options.out)->default_value(options.out),
       "sweep directory: sweep.json, points/ID/ (each run's report and log), results.json, points.csv")(
-      "seed", po::value(&options.seed)->default_value(options.seed), "random seed of every point")(
+      "seed", unsignedValue(options.seed, "--seed"), "random seed of every point")(
       "timing", po::value(&options.timing)->default_value(options.timing), "timing mode of every point: lt or at")(
       "emit-slurm", po::bool_switch(&options.emitSlurm),
       "write OUT/slurm/sweep.sbatch (a Slurm array job of the points still to run) instead of running them")(
@@ -351,8 +362,7 @@ int sweepCommand(const Args& args, std::ostream& out) {
       "dry-run", po::bool_switch(&options.dryRun), "list the points and whether each must run; run nothing")(
       "quiet,q", po::bool_switch(&options.quiet), "print only errors");
   addComparisonOptions(description, options.comparison);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(description).run(), vm);
+  po::variables_map vm = parseOptions(args, description);
   if (vm.count("help")) {
     out << "usage: scoville sweep [OPTIONS]\n"
         << "A killed sweep, restarted with the same command, runs only the points without a valid report.\n"
@@ -437,7 +447,8 @@ int sweepCommand(const Args& args, std::ostream& out) {
     std::string why = ended->second != 0 ? fmt::format("exit code {}", ended->second)
                                          : sweep::staleReason(spec, point, (dir / "report.json").string());
     if (why.empty()) {
-      progress.point(done, failed.size(), fmt::format("{}: done in {:.1f} s", describePoint(point), elapsed() - started));
+      progress.point(done, failed.size(),
+                     fmt::format("{}: done in {:.1f} s", describePoint(point), elapsed() - started));
     } else {
       failed.push_back(index);
       progress.point(done, failed.size(),

@@ -80,21 +80,27 @@ int validateCommand(const Args& args, std::ostream& out) {
   po::options_description description("scoville validate: run a validation dataset and compare with its measurements");
   description.add_options()("help,h", "show this help")(
       "out,o", po::value(&outDir), "results directory: validation.json and points/ID/ (default validation-NAME)")(
-      "jobs,j", po::value(&jobs)->default_value(1), "points run at once")(
+      "jobs,j", unsignedValue(jobs, "--jobs"), "points run at once")(
       "only", po::value(&only), "comma-separated point ids to run (the others are listed as not selected)")(
       "quiet,q", po::bool_switch(&quiet), "print only the summary");
   const po::variables_map vm = parseWithPositional(args, description, datasetFile);
-  if (vm.count("help") || datasetFile.empty()) {
+  if (datasetFile.empty() && !vm.count("help")) {
+    throw po::error("give a DATASET (a workloads/validation/ name or a file)");
+  }
+  if (vm.count("help")) {
     out << "usage: scoville validate DATASET.yaml [--out DIR] [--jobs N] [--only ID,...]\n"
         << "Datasets ship in workloads/validation/ (docs/validation.md).\n"
         << description << "\n";
-    return datasetFile.empty() && !vm.count("help") ? kExitUsageOrConfigError : kExitOk;
+    return kExitOk;
   }
   if (jobs == 0) throw ConfigError(ErrorKind::kOutOfRange, "--jobs", "--jobs must be at least 1");
   const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
   const workload::ValidationDataset dataset = workload::loadValidationDataset(file);
   std::vector<std::string> ids;
   for (const workload::ValidationPoint& p : dataset.points) ids.push_back(p.id);
+  if (vm.count("only") && only.empty()) {
+    throw ConfigError(ErrorKind::kBadOverride, "--only", "an empty list (to run everything, leave --only out)");
+  }
   const std::set<std::string> selected = selectedIds(only, ids, "point", file);
   if (outDir.empty()) outDir = "validation-" + dataset.name;
   prepareOutputDirectory(outDir);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
@@ -46,6 +47,16 @@ double readQuantity(const Node& node, Dimension dimension, const Range& range) {
   if (!range.contains(value)) {
     node.fail(ErrorKind::kOutOfRange, fmt::format("key '{}' = '{}' is out of range: must be {} {}", node.path(), text,
                                                   range.describe(), siUnit(dimension)));
+  }
+  if (const PlausibleRange p = plausibleRange(dimension); p.max > 0.0 && value != 0.0) {
+    const double magnitude = std::fabs(value);
+    if (magnitude < p.min || magnitude > p.max) {
+      node.fail(ErrorKind::kOutOfRange,
+                fmt::format("key '{}' = '{}' is implausible: a {} must lie within {} .. {} (docs/config.md#plausible-"
+                            "ranges); a unit slip?",
+                            node.path(), text, dimensionName(dimension),
+                            p.min > 0.0 ? formatQuantity(p.min, dimension) : "0", formatQuantity(p.max, dimension)));
+    }
   }
   return value;
 }

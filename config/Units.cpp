@@ -119,7 +119,13 @@ Quantity parseQuantity(std::string_view text) {
     numerator = Quantity{numerator.value / denominator.value, divide(numerator.dimension, denominator.dimension)};
     slash = next;
   }
-  return Quantity{number * numerator.value, numerator.dimension};
+  const double value = number * numerator.value;
+  if (!std::isfinite(value))
+    throw UnitError(fmt::format("'{}' is too large: it overflows once its unit is applied", s));
+  if (value == 0.0 && number != 0.0) {
+    throw UnitError(fmt::format("'{}' is too small: it is zero once its unit is applied", s));
+  }
+  return Quantity{value, numerator.dimension};
 }
 
 double parseQuantityAs(std::string_view text, Dimension expected) {
@@ -131,8 +137,8 @@ double parseQuantityAs(std::string_view text, Dimension expected) {
         fmt::format("{}; expected a {} such as '{}'", e.what(), dimensionName(expected), dimensionExample(expected)));
   }
   if (q.dimension != expected) {
-    throw UnitError(fmt::format("'{}' is a {}, expected a {} such as '{}'", trimBlanks(text), dimensionName(q.dimension),
-                                dimensionName(expected), dimensionExample(expected)));
+    throw UnitError(fmt::format("'{}' is a {}, expected a {} such as '{}'", trimBlanks(text),
+                                dimensionName(q.dimension), dimensionName(expected), dimensionExample(expected)));
   }
   return q.value;
 }
@@ -143,22 +149,25 @@ struct NamedDimension {
   std::string_view name;
   std::string_view example;
   std::string_view unit;
+  PlausibleRange plausible;  // see plausibleRange()
 };
+// The floors keep a step's duration bounded (a bandwidth, clock or rate near zero makes one step
+// last for ever); the ceilings keep products and sums finite.
 constexpr std::array<NamedDimension, 14> kNamed{{
-    {dim::kDimensionless, "plain number", "1.5", ""},
-    {dim::kTime, "time", "250 ns", "s"},
-    {dim::kFrequency, "frequency", "1.8 GHz", "Hz"},
-    {dim::kBytes, "size", "96 MiB", "B"},
-    {dim::kBandwidth, "bandwidth", "4.8 TB/s", "B/s"},
-    {dim::kEnergy, "energy", "2 nJ", "J"},
-    {dim::kPower, "power", "700 W", "W"},
-    {dim::kEnergyPerByte, "energy per byte or bit", "3.9 pJ/bit", "J/B"},
-    {dim::kEnergyPerFlop, "energy per FLOP", "0.2 pJ/FLOP", "J/FLOP"},
-    {dim::kFlops, "FLOP count", "5 GFLOP", "FLOP"},
-    {dim::kFlopRate, "compute rate", "2.5 PFLOP/s", "FLOP/s"},
-    {dim::kVoltage, "voltage", "0.8 V", "V"},
-    {dim::kLength, "length", "15 mm", "m"},
-    {dim::kEnergyPerByteLength, "energy per byte (or bit) and wire length", "0.1 pJ/bit/mm", "J/B/m"},
+    {dim::kDimensionless, "plain number", "1.5", "", {0.0, 0.0}},
+    {dim::kTime, "time", "250 ns", "s", {0.0, kMaxConfigTimeS}},
+    {dim::kFrequency, "frequency", "1.8 GHz", "Hz", {1e6, 1e13}},
+    {dim::kBytes, "size", "96 MiB", "B", {0.0, 1e21}},
+    {dim::kBandwidth, "bandwidth", "4.8 TB/s", "B/s", {1e8, 1e18}},
+    {dim::kEnergy, "energy", "2 nJ", "J", {0.0, 1e12}},
+    {dim::kPower, "power", "700 W", "W", {0.0, 1e9}},
+    {dim::kEnergyPerByte, "energy per byte or bit", "3.9 pJ/bit", "J/B", {0.0, 1e-3}},
+    {dim::kEnergyPerFlop, "energy per FLOP", "0.2 pJ/FLOP", "J/FLOP", {0.0, 1e-6}},
+    {dim::kFlops, "FLOP count", "5 GFLOP", "FLOP", {0.0, 1e30}},
+    {dim::kFlopRate, "compute rate", "2.5 PFLOP/s", "FLOP/s", {1e6, 1e22}},
+    {dim::kVoltage, "voltage", "0.8 V", "V", {0.0, 1e3}},
+    {dim::kLength, "length", "15 mm", "m", {0.0, 1e4}},
+    {dim::kEnergyPerByteLength, "energy per byte (or bit) and wire length", "0.1 pJ/bit/mm", "J/B/m", {0.0, 1.0}},
 }};
 
 const NamedDimension* findNamed(Dimension d) {
@@ -177,6 +186,22 @@ std::string dimensionName(Dimension d) {
 std::string dimensionExample(Dimension d) {
   const NamedDimension* n = findNamed(d);
   return n ? std::string(n->example) : std::string("?");
+}
+
+PlausibleRange plausibleRange(Dimension d) {
+  const NamedDimension* n = findNamed(d);
+  return n ? n->plausible : PlausibleRange{};
+}
+
+std::string plausibleRangesMarkdown() {
+  std::string out = "| quantity | smallest value other than 0 | largest value |\n|---|---|---|\n";
+  for (const NamedDimension& n : kNamed) {
+    if (n.plausible.max == 0.0) continue;
+    out += fmt::format("| {} | {} | {} |\n", n.name,
+                       n.plausible.min > 0.0 ? formatQuantity(n.plausible.min, n.dimension) : "no floor",
+                       formatQuantity(n.plausible.max, n.dimension));
+  }
+  return out;
 }
 
 std::string siUnit(Dimension d) {

@@ -80,6 +80,29 @@ std::string dimensionExample(Dimension d);
 /// The SI unit symbol of a dimension ("B/s", "s", "W", ...), used in reports.
 std::string siUnit(Dimension d);
 
+/// The magnitudes a configured quantity of one dimension may take, in SI units. A value other
+/// than zero whose magnitude lies outside [min, max] is refused where a schema reads it
+/// (readQuantity): the bounds are far outside any real design and catch unit slips (1e-300 TB/s,
+/// 1e300 GHz) that would stall a run for hours or overflow its arithmetic. Every time is at most
+/// kMaxConfigTimeS, so that no sum of configured times can pass the simulated-time limit.
+struct PlausibleRange {
+  double min = 0.0;  ///< 0: no floor
+  double max = 0.0;
+};
+/// The plausible range of `d` ({0, 0}: not checked, e.g. plain numbers).
+PlausibleRange plausibleRange(Dimension d);
+/// Every dimension's plausible range, as a Markdown table (docs/config.md).
+std::string plausibleRangesMarkdown();
+
+/// The longest configured time (latencies, overheads, windows): 60 s.
+inline constexpr double kMaxConfigTimeS = 60.0;
+
+/// The longest simulated time a run may reach (about 11.6 days), and so the longest duration a
+/// model may ask for: with both at most this, no time plus a duration can pass what SystemC's
+/// 64-bit clock holds at its 1 ps resolution (1.8e7 s) and wrap around (tlm::durationCeil).
+/// `scoville run --max-sim-time` lowers it; a load trace's arrivals must not pass it.
+inline constexpr double kMaxSimulatedTimeS = 1e6;
+
 /// Formats an SI value with a readable decimal prefix and 4 significant digits: 4.8e12 B/s ->
 /// "4.8 TB/s". Inverse of parseQuantity up to rounding.
 std::string formatQuantity(double siValue, Dimension d);

@@ -2,7 +2,11 @@
 // Conversions from model arithmetic (seconds as double) to simulation time.
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <systemc>
+
+#include "config/Units.h"
 
 namespace scoville::tlm {
 
@@ -20,10 +24,31 @@ inline double seconds(const sc_core::sc_time& t) {
   return static_cast<double>(t.value()) * resolutionFs * 1e-15;
 }
 
+/// The longest simulated time a run may reach, and so the longest duration (config/Units.h).
+using config::kMaxSimulatedTimeS;
+
+/// The start of the message of a duration out of range (a model asked for a negative, non-finite
+/// or too long time): the CLI recognises it in the report SystemC makes of the exception.
+inline constexpr const char* kTimeRangeMessage = "simulated time out of range";
+
+/// Thrown by durationCeil for a duration it cannot represent.
+class TimeRangeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] inline void throwTimeRange(double seconds) {
+  throw TimeRangeError(std::string(kTimeRangeMessage) + ": a duration of " + std::to_string(seconds) +
+                       " s is negative, not finite, or longer than the " + std::to_string(kMaxSimulatedTimeS) +
+                       " s a run may simulate (an implausible latency, bandwidth or rate?)");
+}
+
 /// The smallest sc_time >= `seconds`: durations are rounded up to the kernel's resolution so that
-/// rounding can never make a modelled step faster than its physical bound.
+/// rounding can never make a modelled step faster than its physical bound. Throws TimeRangeError
+/// for a negative or non-finite duration or one over kMaxSimulatedTimeS, which would wrap around.
 inline sc_core::sc_time durationCeil(double seconds) {
   const double ticks = seconds / resolutionSeconds();
+  if (__builtin_expect(!(ticks > -1.0 && seconds <= kMaxSimulatedTimeS), 0)) throwTimeRange(seconds);
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::ceil(ticks - 1e-6)));
 }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "config/ConfigError.h"
+#include "config/Units.h"
 
 namespace scoville::workload {
 
@@ -44,6 +45,9 @@ std::vector<TraceRequest> readLoadTrace(const std::string& file) {
       fail(fmt::format("expected 'arrival_s,input_tokens,output_tokens' (a number and two integers), got '{}'", line));
     }
     if (!std::isfinite(r.arrival) || r.arrival < 0) fail("arrival_s must be a finite time >= 0");
+    if (r.arrival > config::kMaxSimulatedTimeS) {
+      fail(fmt::format("arrival_s {:g} is past the {:g} s a run may simulate", r.arrival, config::kMaxSimulatedTimeS));
+    }
     if (!rows.empty() && r.arrival < rows.back().arrival) fail("arrival_s must not decrease");
     if (input <= 0 || output <= 0) fail("input_tokens and output_tokens must be at least 1");
     r.inputTokens = static_cast<uint64_t>(input);

@@ -17,6 +17,7 @@ namespace {
 /// that rounding can only make the release later.
 sc_core::sc_time durationFloor(double seconds) {
   const double ticks = seconds / tlm::resolutionSeconds();
+  if (__builtin_expect(!(ticks > -1.0 && seconds <= tlm::kMaxSimulatedTimeS), 0)) tlm::throwTimeRange(seconds);
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::floor(ticks + 1e-6)));
 }
 

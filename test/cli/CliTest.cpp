@@ -2,6 +2,7 @@
 // classed, located message and leave no report; good input writes one deterministic report.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -257,6 +258,68 @@ TEST_F(CliTest, OutputsRefuseLinksSpecialFilesAndSharedPaths) {
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_FALSE(fs::exists(dir.file("t")));
+}
+
+// Issue 38: a time past its documented bound, or a quantity that overflows once its unit is
+// applied or is implausibly small, is refused at load time with the key; before, these ran and
+// gave wrapped (shorter) times, "inf" in the report, or spun for ever.
+TEST_F(CliTest, TimesAndQuantitiesOutsideTheirPlausibleRangesAreRefusedAtLoad) {
+  const std::string chip = "platform.chip_types[0].";
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {chip + "hbm.controller_latency=1e8 s", "implausible: a time must lie within 0 .. 60 s"},
+      {chip + "fabric_ports.link.latency=1e8 s", "implausible: a time"},
+      {"scenario.scheduler.step_overhead=1e6 s", "implausible: a time"},
+      {chip + "hbm.bandwidth=100 B/s", "implausible: a bandwidth must lie within 100 MB/s"},
+      {chip + "hbm.bandwidth=1e-300 TB/s", "implausible"},
+      {chip + "hbm.bandwidth=1e308 TB/s", "overflows once its unit is applied"},
+      {chip + "hbm.capacity=1e308 TB", "overflows"},
+      {chip + "tensor_core.clock=1e300 GHz", "overflows"},
+  };
+  for (const auto& [set, message] : cases) {
+    SCOPED_TRACE(set);
+    const std::string key = set.substr(0, set.find('='));
+    expectConfigError({"-p", "jalapeno-8", "-m", "tiny-moe", "-s", "inferencex-1k1k", "--set", set},
+                      message.find("overflows") != std::string::npos ? "bad-unit" : "out-of-range", {key, message});
+  }
+}
+
+// Issue 38: a run that reaches --max-sim-time or --timeout fails with a clear error and leaves no
+// report; the limits themselves are checked.
+TEST_F(CliTest, SimulatedAndWallClockLimitsEndARunWithAnErrorAndNoReport) {
+  ProcessResult r = runScoville({"run", "--max-sim-time", "1 ms", "--out", out()});
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_NE(r.err.find("error[simulation]: the run reached --max-sim-time 1 ms"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(report()));
+  // 100 MB/s, the plausible floor, makes the 141 GB decode step last about 1400 s simulated and
+  // some 10 s of wall time: the half-second alarm ends it.
+  const auto start = std::chrono::steady_clock::now();
+  r = runScoville(
+      {"run", "--timeout", "0.5 s", "--set", "platform.chip_types[0].hbm.bandwidth=100 MB/s", "--out", out()});
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_NE(r.err.find("error[simulation]: the run took longer than --timeout 0.5 s"), std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 8.0);
+  EXPECT_FALSE(fs::exists(report()));
+  expectConfigError({"--max-sim-time", "1e7 s"}, "out-of-range", {"--max-sim-time", "at most 1e+06 s"});
+  expectConfigError({"--timeout", "-1 s"}, "out-of-range", {"--timeout"});
+  expectConfigError({"--timeout", "5"}, "bad-unit", {"--timeout"});
+}
+
+// Issue 38: Boost reads "-1" as 2^64-1 for an unsigned option; every count and seed refuses it.
+TEST_F(CliTest, NegativeSeedsAndCountsAreUsageErrors) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "--seed", "-1"},
+                                               {"run", "--seed", "18446744073709551616"},
+                                               {"run", "--seed", "1e3"},
+                                               {"sweep", "-m", "tiny-dense", "-s", "inferencex-1k1k", "--jobs", "-1"},
+                                               {"memory", "hbm2-8ch", "--requests", "-5"},
+                                               {"memory", "hbm2-8ch", "--request-size", "-64"}}) {
+    const std::string& option = args[args.size() - 2];  // the bad value comes last
+    SCOPED_TRACE(args[0] + " " + option);
+    std::vector<std::string> withOut = args;
+    withOut.insert(withOut.end(), {"--out", out()});
+    const ProcessResult r = runScoville(withOut);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("error[usage]: " + option + " expects an integer from 0 to"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(CliTest, ModelThatDoesNotFit) {

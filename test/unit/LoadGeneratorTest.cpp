@@ -271,6 +271,7 @@ TEST(LoadGenerator, BadTraceFilesNameTheFileAndLine) {
       {"zero-input.csv", header + "0,1,1\n1,0,5\n", 3},
       {"zero-output.csv", header + "0,1,1\n1,5,0\n", 3},
       {"negative-time.csv", header + "-1,5,5\n", 2},
+      {"past-the-limit.csv", header + "0,5,5\n1e12,5,5\n", 3},  // issue 38: replayed at 9.2e6 s
   };
   for (const Bad& b : cases) {
     SCOPED_TRACE(b.name);

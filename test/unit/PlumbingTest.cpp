@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "stats/StatsGroup.h"
 #include "tlm/PayloadPool.h"
 #include "tlm/Precision.h"
 #include "tlm/Time.h"
-#include "stats/StatsGroup.h"
 
 namespace scoville {
 namespace {
@@ -35,6 +37,24 @@ TEST(Time, SecondsIsToSecondsBitForBit) {
   }
   EXPECT_EQ(tlm::seconds(sc_core::SC_ZERO_TIME), 0.0);
   EXPECT_EQ(tlm::durationCeil(1.5e-12), sc_core::sc_time::from_value(2));
+}
+
+// Issue 38: a duration SystemC's 64-bit clock cannot hold, or that could wrap around once added to
+// any time a run reaches, is an error, never a wrapped (shorter) time.
+TEST(Time, DurationsBeyondTheSimulatedTimeLimitOrNegativeAreErrors) {
+  EXPECT_DOUBLE_EQ(tlm::durationCeil(tlm::kMaxSimulatedTimeS).to_seconds(), tlm::kMaxSimulatedTimeS);
+  EXPECT_EQ(tlm::durationCeil(-1e-13), sc_core::SC_ZERO_TIME) << "rounding noise below one tick is zero";
+  for (const double bad : {1e8, 2.0 * tlm::kMaxSimulatedTimeS, -1.0, std::nan(""), HUGE_VAL}) {
+    SCOPED_TRACE(bad);
+    try {
+      tlm::durationCeil(bad);
+      ADD_FAILURE() << "accepted";
+    } catch (const tlm::TimeRangeError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(tlm::kTimeRangeMessage, 0), 0u) << e.what();
+    }
+  }
+  // The limit leaves SystemC's range (2^64 ticks) to spare for a time plus a duration.
+  EXPECT_LT(2.0 * tlm::kMaxSimulatedTimeS / tlm::resolutionSeconds(), 0x1p64);
 }
 
 TEST(PayloadPool, RecyclesPayloadsAndResetsTheirExtension) {

@@ -47,6 +47,32 @@ TEST(Units, RejectsMissingOrUnknownUnits) {
   EXPECT_THROW(parseQuantityAs("1 B/s/s", dim::kBandwidth), UnitError) << "B/s/s is not a bandwidth";
 }
 
+// Issue 38: the number is finite, but not once its unit is applied.
+TEST(Units, RejectsValuesThatOverflowOrVanishOnceScaled) {
+  for (const char* text : {"1e308 TB/s", "1e300 GHz", "1e308 TB", "1e305 PFLOP/s"}) {
+    SCOPED_TRACE(text);
+    try {
+      parseQuantity(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const UnitError& e) {
+      EXPECT_NE(std::string(e.what()).find("too large"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(parseQuantity("1e-310 fs"), UnitError);
+  EXPECT_EQ(parseQuantity("0 TB/s").value, 0.0);
+  EXPECT_DOUBLE_EQ(parseQuantity("1e290 TB").value, 1e302);
+}
+
+TEST(Units, PlausibleRangesBoundEveryTimeAndFloorTheRates) {
+  EXPECT_EQ(plausibleRange(dim::kTime).max, kMaxConfigTimeS);
+  EXPECT_LE(kMaxConfigTimeS, kMaxSimulatedTimeS);
+  for (const Dimension d : {dim::kBandwidth, dim::kFrequency, dim::kFlopRate}) {
+    EXPECT_GT(plausibleRange(d).min, 0.0) << dimensionName(d);
+  }
+  EXPECT_EQ(plausibleRange(dim::kDimensionless).max, 0.0) << "plain numbers have their own ranges";
+  EXPECT_NE(plausibleRangesMarkdown().find("| bandwidth | 100 MB/s |"), std::string::npos) << plausibleRangesMarkdown();
+}
+
 TEST(Units, WireLengthsAndEnergyPerBitAndMillimetre) {
   EXPECT_DOUBLE_EQ(parseQuantityAs("15 mm", dim::kLength), 15e-3);
   EXPECT_DOUBLE_EQ(parseQuantityAs("2 m", dim::kLength), 2.0);
