@@ -524,7 +524,8 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
       stats[platform.hostStats().name()] = platform.hostStats().toJson();  // the swap or offload traffic's links
     }
   } else {
-    runtime::PlatformDecodePlan plan = runtime::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario);
+    runtime::PlatformDecodePlan plan = runtime::planPlatformDecodeStep(inputs.platform, inputs.model, inputs.scenario,
+                                                                       options.seed, inputs.scenarioFiles.routingTrace);
     startRunOutput(options.out);
     if (options.verbose) {
       std::size_t ops = 0;

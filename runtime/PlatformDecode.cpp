@@ -18,7 +18,8 @@ using config::ConfigError;
 using config::ErrorKind;
 
 StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
-                        ModelShard shard, int batchOverride, double reservedBytes) {
+                        ModelShard shard, int batchOverride, double reservedBytes, const RoutingConfig* routingConfig,
+                        uint64_t seed) {
   const auto batch = static_cast<uint64_t>(batchOverride >= 0 ? batchOverride : scenario.batch);
   const auto context = static_cast<uint64_t>(scenario.contextLength);
   if (model.family == ModelFamily::kMoe && shard.ep > 1 && shard.expertOwner.empty()) {
@@ -66,9 +67,9 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   }
   std::vector<std::vector<uint64_t>> routed;
   if (model.family == ModelFamily::kMoe) {
-    RoutingConfig uniform;
-    const std::unique_ptr<RoutingModel> routing =
-        makeRoutingModel(uniform, model.routedExperts, model.expertsPerToken, 1);
+    const RoutingConfig uniform;
+    const std::unique_ptr<RoutingModel> routing = makeRoutingModel(
+        routingConfig ? *routingConfig : uniform, model.routedExperts, model.expertsPerToken, seed, model.moeLayers());
     routed.resize(static_cast<uint64_t>(model.layers));
     for (int l = 0; l < model.layers; ++l) {
       if (!model.isMoeLayer(l)) continue;
@@ -93,7 +94,10 @@ ModelShard shardFor(const platform::PlacementConfig& placement, const ModelConfi
 }
 
 PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
-                                          const ScenarioConfig& scenario) {
+                                          const ScenarioConfig& scenario, uint64_t seed,
+                                          const std::string& routingTrace) {
+  RoutingConfig routing = scenario.routing;
+  if (routing.impl == RoutingImpl::kTrace) routing.file = routingTrace;
   const platform::PlacementConfig& placement = platform.placement;
   std::vector<int> chips;
   if (placement.disaggregation) {
@@ -112,8 +116,9 @@ PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platfo
       for (int r = 0; r < placement.tp; ++r) {
         const int chip = chips[static_cast<std::size_t>((d * placement.pp + stage) * placement.tp + r)];
         try {
-          StepPlan plan = planDecodeStep(model, scenario, platform.chipConfig(chip),
-                                         shardFor(placement, model, r, stage), batch, placement.activationBytes);
+          StepPlan plan =
+              planDecodeStep(model, scenario, platform.chipConfig(chip), shardFor(placement, model, r, stage), batch,
+                             placement.activationBytes, &routing, seed + static_cast<uint64_t>(d));
           // More replicas than requests: an idle replica still holds the weights (planDecodeStep
           // checked they fit) but runs nothing.
           if (batch == 0) continue;

@@ -16,6 +16,7 @@
 #include "runtime/StepDriver.h"
 #include "tlm/TimingMode.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/Routing.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/StepPlan.h"
 
@@ -23,6 +24,7 @@ namespace scoville::runtime {
 
 using workload::ModelConfig;
 using workload::ModelShard;
+using workload::RoutingConfig;
 using workload::ScenarioConfig;
 using workload::SoftwareStackConfig;
 using workload::StepPlan;
@@ -47,11 +49,13 @@ struct PlatformDecodePlan {
 
 /// Plans one decode step, on one chip of a tensor-parallel group and pipeline stage, of `batch`
 /// requests with `scenario.contextLength` tokens each (each request's KV cache contiguous per
-/// layer above the weights, requests side by side). MoE models route their tokens uniformly
-/// (seed 1). Throws ConfigError: kDoesNotFit when weights + KV cache + reservedBytes exceed HBM
-/// capacity (with the numbers), and as StepPlanner.
+/// layer above the weights, requests side by side). MoE models route their tokens by `routing`
+/// (its file resolved; uniform when null) with `seed`. Throws ConfigError: kDoesNotFit when
+/// weights + KV cache + reservedBytes exceed HBM capacity (with the numbers), as StepPlanner, and
+/// for a routing trace that cannot be read or does not match the model's MoE layers.
 StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
-                        ModelShard shard = {}, int batch = -1, double reservedBytes = 0.0);
+                        ModelShard shard = {}, int batch = -1, double reservedBytes = 0.0,
+                        const RoutingConfig* routing = nullptr, uint64_t seed = 1);
 
 /// The shard of `model` tensor-parallel rank `rank` of pipeline stage `stage` holds under
 /// `placement` (experts mapped to ranks by placement.experts when ep > 1). Throws ConfigError for
@@ -64,9 +68,11 @@ ModelShard shardFor(const platform::PlacementConfig& placement, const ModelConfi
 /// left without requests (batch < dp) run nothing, but their chips must still hold the weights.
 /// Throws ConfigError: kInvalidConfig for a model that does not split tp ways or pp stages;
 /// kDoesNotFit naming every chip that does not fit, with its weights, KV cache, activations and
-/// HBM capacity.
+/// HBM capacity. MoE layers route by the scenario's `routing` (a trace from `routingTrace`, the
+/// resolved file), replica d with seed + d as in serving.
 PlatformDecodePlan planPlatformDecodeStep(const platform::PlatformConfig& platform, const ModelConfig& model,
-                                          const ScenarioConfig& scenario);
+                                          const ScenarioConfig& scenario, uint64_t seed = 1,
+                                          const std::string& routingTrace = "");
 
 /// Elaborates one StepDriver per planned chip, one CollectiveGroup per replica and stage
 /// (tp > 1) and one PipelineLink per replica, stage boundary and rank (pp > 1), bound to

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 #include <algorithm>
 
+#include "config/ConfigError.h"
+#include "config/Units.h"
 #include "hw/kv/KvPlacementPolicy.h"
 #include "runtime/PlatformDecode.h"
 #include "runtime/ServingChecks.h"
-#include "config/ConfigError.h"
-#include "config/Units.h"
 
 namespace scoville::runtime {
 
@@ -180,8 +180,8 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
   if (m_model.family == ModelFamily::kMoe) {
     RoutingConfig routing = m_scenario.routing;
     if (routing.impl == RoutingImpl::kTrace) routing.file = m_files.routingTrace;
-    r->routing =
-        makeRoutingModel(routing, m_model.routedExperts, m_model.expertsPerToken, m_seed + static_cast<uint64_t>(d));
+    r->routing = makeRoutingModel(routing, m_model.routedExperts, m_model.expertsPerToken,
+                                  m_seed + static_cast<uint64_t>(d), m_model.moeLayers());
     r->expertTokens.resize(static_cast<std::size_t>(m_model.layers));
     if (placement.ep > 1) r->expertOwner = placement.expertOwners(m_model.routedExperts);
   }

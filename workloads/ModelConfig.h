@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "tlm/Precision.h"
 #include "config/Schema.h"
+#include "tlm/Precision.h"
 
 namespace scoville::workload {
 
@@ -72,6 +72,14 @@ struct ModelConfig {
   WeightFormat expertFormat() const { return expertWeights ? *expertWeights : mainFormat(); }
 
   bool isMoeLayer(int layer) const { return family == ModelFamily::kMoe && layer >= denseFirstLayers; }
+  /// The indices of the MoE layers, ascending (none for a dense model).
+  std::vector<uint32_t> moeLayers() const {
+    std::vector<uint32_t> out;
+    for (int l = 0; l < layers; ++l) {
+      if (isMoeLayer(l)) out.push_back(static_cast<uint32_t>(l));
+    }
+    return out;
+  }
   bool isSlidingLayer(int layer) const {
     return slidingWindow > 0 && slidingWindowEvery > 0 && layer % slidingWindowEvery == 0;
   }

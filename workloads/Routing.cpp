@@ -1,7 +1,7 @@
 #include "workloads/Routing.h"
 
-#include "workloads/Random.h"
 #include "config/Text.h"
+#include "workloads/Random.h"
 
 #include <fmt/format.h>
 #include <algorithm>
@@ -264,8 +264,9 @@ bool parseInteger(std::string_view text, I& out) {
 /// Replays a routing trace file (format in Routing.h).
 class TraceRouting final : public RoutingBase {
  public:
-  TraceRouting(const RoutingConfig& config, int experts, int topK) : RoutingBase(experts, topK), m_file(config.file) {
-    load();
+  TraceRouting(const RoutingConfig& config, int experts, int topK, const std::vector<uint32_t>& moeLayers)
+      : RoutingBase(experts, topK), m_file(config.file) {
+    load(moeLayers);
   }
 
   void route(uint32_t layer, uint64_t tokens, std::vector<uint64_t>& counts) override {
@@ -302,7 +303,7 @@ class TraceRouting final : public RoutingBase {
                       fmt::format("routing trace: {}", message));
   }
 
-  void load() {
+  void load(const std::vector<uint32_t>& moeLayers) {
     std::error_code ec;
     if (std::filesystem::exists(m_file, ec) && !std::filesystem::is_regular_file(m_file, ec)) {
       throw ConfigError(ErrorKind::kFileNotFound, m_file, "the routing trace file is not a regular file");
@@ -356,6 +357,10 @@ class TraceRouting final : public RoutingBase {
       if (row.size() != static_cast<std::size_t>(m_topK)) {
         fail(lineNumber, fmt::format("a row has topK = {} expert ids, this one has {}", m_topK, row.size()));
       }
+      if (!moeLayers.empty() && !std::binary_search(moeLayers.begin(), moeLayers.end(), layer)) {
+        fail(lineNumber, fmt::format("layer {} is not a MoE layer of the model (its MoE layers are {}..{})", layer,
+                                     moeLayers.front(), moeLayers.back()));
+      }
       LayerTrace& trace = m_layers[layer];
       trace.ids.insert(trace.ids.end(), row.begin(), row.end());
     }
@@ -363,6 +368,14 @@ class TraceRouting final : public RoutingBase {
       throw ConfigError(ErrorKind::kEmptyFile, m_file, "routing trace has no header line 'layer,experts'");
     }
     if (m_layers.empty()) throw ConfigError(ErrorKind::kInvalidConfig, m_file, "routing trace has no rows");
+    for (const uint32_t layer : moeLayers) {
+      if (m_layers.count(layer) == 0) {
+        throw ConfigError(ErrorKind::kInvalidConfig, m_file,
+                          fmt::format("routing trace has no row for MoE layer {} of the model: every MoE layer "
+                                      "({}..{}) needs its rows",
+                                      layer, moeLayers.front(), moeLayers.back()));
+      }
+    }
     for (auto& [layer, trace] : m_layers) {
       trace.cycleCounts.assign(static_cast<std::size_t>(m_experts), 0);
       for (const uint32_t id : trace.ids) ++trace.cycleCounts[id];
@@ -376,7 +389,8 @@ class TraceRouting final : public RoutingBase {
 // ---------------------------------------------------------------------------------------------
 // Registration: one entry per implementation, read by the schema (names) and the factory.
 
-using Factory = std::unique_ptr<RoutingModel> (*)(const RoutingConfig&, int experts, int topK, uint64_t seed);
+using Factory = std::unique_ptr<RoutingModel> (*)(const RoutingConfig&, int experts, int topK, uint64_t seed,
+                                                  const std::vector<uint32_t>& moeLayers);
 
 struct Implementation {
   const char* name;
@@ -386,17 +400,14 @@ struct Implementation {
 
 constexpr std::array<Implementation, 3> kImplementations = {{
     {"uniform", RoutingImpl::kUniform,
-     [](const RoutingConfig&, int experts, int topK, uint64_t seed) -> std::unique_ptr<RoutingModel> {
-       return std::make_unique<UniformRouting>(experts, topK, seed);
-     }},
+     [](const RoutingConfig&, int experts, int topK, uint64_t seed, const std::vector<uint32_t>&)
+         -> std::unique_ptr<RoutingModel> { return std::make_unique<UniformRouting>(experts, topK, seed); }},
     {"skewed", RoutingImpl::kSkewed,
-     [](const RoutingConfig& config, int experts, int topK, uint64_t seed) -> std::unique_ptr<RoutingModel> {
-       return std::make_unique<SkewedRouting>(config, experts, topK, seed);
-     }},
+     [](const RoutingConfig& config, int experts, int topK, uint64_t seed, const std::vector<uint32_t>&)
+         -> std::unique_ptr<RoutingModel> { return std::make_unique<SkewedRouting>(config, experts, topK, seed); }},
     {"trace", RoutingImpl::kTrace,
-     [](const RoutingConfig& config, int experts, int topK, uint64_t) -> std::unique_ptr<RoutingModel> {
-       return std::make_unique<TraceRouting>(config, experts, topK);
-     }},
+     [](const RoutingConfig& config, int experts, int topK, uint64_t, const std::vector<uint32_t>& moeLayers)
+         -> std::unique_ptr<RoutingModel> { return std::make_unique<TraceRouting>(config, experts, topK, moeLayers); }},
 }};
 
 const Implementation& implementation(RoutingImpl impl) {
@@ -472,12 +483,13 @@ const Schema<RoutingConfig>& RoutingConfig::schema() {
   return s;
 }
 
-std::unique_ptr<RoutingModel> makeRoutingModel(const RoutingConfig& config, int experts, int topK, uint64_t seed) {
+std::unique_ptr<RoutingModel> makeRoutingModel(const RoutingConfig& config, int experts, int topK, uint64_t seed,
+                                               const std::vector<uint32_t>& moeLayers) {
   if (experts < 1) throw std::invalid_argument(fmt::format("routing: experts = {} (at least 1)", experts));
   if (topK < 1 || topK > experts) {
     throw std::invalid_argument(fmt::format("routing: topK = {} is not in [1, experts = {}]", topK, experts));
   }
-  return implementation(config.impl).make(config, experts, topK, seed);
+  return implementation(config.impl).make(config, experts, topK, seed, moeLayers);
 }
 
 }  // namespace scoville::workload

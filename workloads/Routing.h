@@ -26,7 +26,9 @@
 // Rows of different layers may interleave. For each layer, route() replays that layer's rows in file
 // order, one row per token, continuing where the previous call for that layer stopped and wrapping
 // around to the layer's first row after its last. The whole file is checked when the model is
-// built; routing a layer that has no row in the trace throws std::runtime_error (no fallback).
+// built, against the model's MoE layers when they are given: a row for a layer that is not one
+// of them, or a MoE layer without rows, is a load-time error (routing a layer that has no row
+// would otherwise throw std::runtime_error mid-run: there is no fallback).
 
 #include <cstdint>
 #include <memory>
@@ -79,7 +81,9 @@ class RoutingModel {
 /// `seed` picks the random streams (the trace model ignores it). Throws std::invalid_argument when
 /// experts < 1, topK < 1 or topK > experts; for impl trace, config::ConfigError when the trace file
 /// cannot be read (kFileNotFound, located at the file), is empty (kEmptyFile) or has a bad header or
-/// row (kInvalidConfig, located at file:line).
-std::unique_ptr<RoutingModel> makeRoutingModel(const RoutingConfig& config, int experts, int topK, uint64_t seed);
+/// row (kInvalidConfig, located at file:line). `moeLayers`, when not empty, are the layers the
+/// model routes: a trace must have rows for each of them and for no other (kInvalidConfig).
+std::unique_ptr<RoutingModel> makeRoutingModel(const RoutingConfig& config, int experts, int topK, uint64_t seed,
+                                               const std::vector<uint32_t>& moeLayers = {});
 
 }  // namespace scoville::workload

@@ -322,6 +322,42 @@ TEST_F(CliTest, NegativeSeedsAndCountsAreUsageErrors) {
   }
 }
 
+// Issue 38: the decode step routes its MoE tokens by the scenario's routing and the run's seed
+// (it used uniform routing with seed 1 whatever was asked), and a routing trace is checked
+// against the model when it is read.
+TEST_F(CliTest, TheDecodeStepRoutesByTheScenarioAndTheSeedAndTracesAreCheckedAtLoad) {
+  const auto stepTime = [this](std::vector<std::string> args) {
+    args.insert(args.begin(), {"run", "-q", "-p", "jalapeno-8", "-m", "tiny-moe", "-s", "decode-step", "--set",
+                               "scenario.batch=8", "--out", dir.file("ok")});
+    const ProcessResult r = runScoville(args);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return nlohmann::json::parse(readFile(dir.file("ok/report.json")))["results"]["step_time_s"].get<double>();
+  };
+  const double seed1 = stepTime({});
+  EXPECT_EQ(stepTime({"--seed", "1"}), seed1);
+  EXPECT_NE(stepTime({"--seed", "2"}), seed1);
+  EXPECT_NE(stepTime({"--set", "scenario.routing={impl: skewed, zipf_exponent: 5}"}), seed1);
+
+  const std::string header = "layer,experts\n";
+  std::string rows;
+  for (int layer = 0; layer < 3; ++layer) rows += std::to_string(layer) + ",0 1 2 3\n";
+  writeFile(dir.file("three-layers.csv"), header + rows);
+  writeFile(dir.file("layer-9.csv"), header + rows + "3,0 1 2 3\n9,0 1 2 3\n");
+  for (const char* scenario : {"decode-step", "inferencex-1k1k"}) {
+    SCOPED_TRACE(scenario);
+    const std::vector<std::string> base{"-p", "jalapeno-8", "-m", "tiny-moe", "-s", scenario, "--set"};
+    std::vector<std::string> args = base;
+    args.push_back("scenario.routing={impl: trace, file: " + dir.file("three-layers.csv") + "}");
+    expectConfigError(args, "invalid-config", {dir.file("three-layers.csv"), "no row for MoE layer 3"});
+    args = base;
+    args.push_back("scenario.routing={impl: trace, file: " + dir.file("layer-9.csv") + "}");
+    expectConfigError(args, "invalid-config", {dir.file("layer-9.csv") + ":6", "layer 9 is not a MoE layer"});
+    args = base;
+    args.push_back("scenario.routing={impl: trace, file: " + dir.file("missing.csv") + "}");
+    expectConfigError(args, "file-not-found", {dir.file("missing.csv")});
+  }
+}
+
 TEST_F(CliTest, ModelThatDoesNotFit) {
   expectConfigError({"--set", "model.weight_precision=fp32"}, "does-not-fit", {"282.2 GB", "216 GB"});
 }

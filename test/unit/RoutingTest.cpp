@@ -327,6 +327,29 @@ TEST(RoutingTrace, ALayerWithoutRowsIsAnErrorNamingTheFileAndLayer) {
   }
 }
 
+// Issue 38: given the model's MoE layers, a trace that misses one, or has rows for a layer the
+// model does not route, is refused when it is read (at the file, or the row's line), not mid-run.
+TEST(RoutingTrace, ATraceMustCoverExactlyTheModelsMoeLayers) {
+  test::TempDir dir;
+  const std::string file = dir.file("trace.csv");
+  test::writeFile(file, kTrace);
+  EXPECT_NO_THROW(makeRoutingModel(trace(file), 8, 2, 0, {3, 5}));
+  try {
+    makeRoutingModel(trace(file), 8, 2, 0, {3, 4, 5});
+    ADD_FAILURE() << "a missing layer was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.location(), file);
+    EXPECT_NE(e.message().find("no row for MoE layer 4"), std::string::npos) << e.what();
+  }
+  try {
+    makeRoutingModel(trace(file), 8, 2, 0, {3});
+    ADD_FAILURE() << "a row for a layer the model does not route was accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.location(), file + ":4") << "the first row of layer 5";
+    EXPECT_NE(e.message().find("layer 5 is not a MoE layer"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RoutingTrace, BadFilesAreErrorsNamingTheFileAndLine) {
   test::TempDir dir;
   struct Case {
