@@ -282,6 +282,32 @@ TEST_F(ServingCliTest, ADecodeReplicaHandedItsOnlyRequestDecodesItAtOnce) {
   EXPECT_LT(itl["max"].get<double>(), 4.0 * itl["median"].get<double>()) << "a token waited for another arrival";
 }
 
+// Issue 38: users fewer than, as many as and more than the (decode) replicas, with and without
+// disaggregation, all run to the end: every measured request completes and no token waits for
+// another request's arrival (the disaggregated run with as many users as decode replicas starved).
+TEST_F(ServingCliTest, UsersBelowAtAndAboveTheReplicaCountAllRunToTheEnd) {
+  const std::vector<std::string> colocated{
+      "-m", "tiny-moe", "-p", "h200-hgx8", "--set", "platform.placement.tp=2", "--set", "platform.placement.dp=4"};
+  const std::vector<std::string> disaggregated{
+      "-m",    "tiny-moe",
+      "-p",    "h200-hgx8",
+      "--set", "platform.placement.tp=2",
+      "--set", "platform.placement.dp=3",
+      "--set", "platform.placement.disaggregation={prefill_chips: [0, 1], decode_chips: [2, 3, 4, 5, 6, 7]}"};
+  for (const auto& [placement, replicas] : {std::make_pair(colocated, 4), std::make_pair(disaggregated, 3)}) {
+    for (const int users : {replicas - 1, replicas, replicas + 1}) {
+      const std::string name = std::to_string(replicas) + "-replicas-" + std::to_string(users) + "-users";
+      SCOPED_TRACE(name);
+      const Json r = serve(name, join(placement, smallLoad(users, 2 * users, 256, 32)));
+      ASSERT_FALSE(r.empty());
+      EXPECT_EQ(r["metrics"]["requests"].get<int>(), 2 * users) << "every measured request completes";
+      EXPECT_EQ(r["metrics"]["tpot_s"]["count"].get<int>(), 2 * users);
+      const Json& itl = r["metrics"]["itl_s"];
+      EXPECT_LT(itl["max"].get<double>(), 4.0 * itl["median"].get<double>()) << "a token waited for an arrival";
+    }
+  }
+}
+
 // tiny-moe's sliding-window layers (every second one, 128 tokens) keep their window only: the same
 // HBM holds twice the tokens of the model with every layer attending to everything, and a load
 // that the cache holds only in part without the saving runs whole with it.
