@@ -72,8 +72,12 @@ std::string resolveConfigFile(const std::string& optionName, const std::string& 
   if (isPath) {
     std::error_code ec;
     if (!fs::is_regular_file(nameOrFile, ec)) {
+      const fs::file_status status = fs::status(nameOrFile, ec);
+      const char* what = !fs::exists(status)        ? "not found"
+                         : fs::is_directory(status) ? "is a directory, not a file"
+                                                    : "is not a regular file (a FIFO, device or socket)";
       throw ConfigError(ErrorKind::kFileNotFound, nameOrFile,
-                        fmt::format("{} file not found (from --{} {})", optionName, optionName, nameOrFile));
+                        fmt::format("{} file {} (from --{} {})", optionName, what, optionName, nameOrFile));
     }
     return nameOrFile;
   }
@@ -203,7 +207,15 @@ Node parseText(const std::string& rootKey, const std::string& text, const std::s
   auto source = std::make_shared<Source>(Source{sourceName, {}, {}, {}});
   YAML::Node document;
   try {
-    document = YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      const YAML::Mark mark = documents[1].Mark();
+      throw ConfigError(
+          ErrorKind::kYamlSyntax,
+          mark.is_null() ? sourceName : fmt::format("{}:{}:{}", sourceName, mark.line + 1, mark.column + 1),
+          fmt::format("the file holds {} YAML documents ('---'); a configuration file holds one", documents.size()));
+    }
+    if (!documents.empty()) document = documents.front();
   } catch (const YAML::ParserException& e) {
     throw ConfigError(ErrorKind::kYamlSyntax, fmt::format("{}:{}:{}", sourceName, e.mark.line + 1, e.mark.column + 1),
                       fmt::format("YAML syntax error: {}", e.msg));
@@ -224,9 +236,9 @@ std::string readFile(const std::string& rootKey, const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(ErrorKind::kFileNotFound, file, fmt::format("cannot open {} file", rootKey));
   if (const std::uintmax_t size = fs::file_size(file, ec); !ec && size > kMaxConfigBytes) {
-    throw ConfigError(ErrorKind::kInvalidConfig, file,
-                      fmt::format("the {} file holds {} bytes; configuration files are at most {}", rootKey, size,
-                                  kMaxConfigBytes));
+    throw ConfigError(
+        ErrorKind::kInvalidConfig, file,
+        fmt::format("the {} file holds {} bytes; configuration files are at most {}", rootKey, size, kMaxConfigBytes));
   }
   std::ostringstream text;
   text << in.rdbuf();

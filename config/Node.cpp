@@ -1,5 +1,7 @@
 #include "config/Node.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace scoville::config {
@@ -12,12 +14,13 @@ std::string Node::location() const {
 }
 
 std::string Node::locationOf(const YAML::Node& node, const std::string& path) const {
-  // An override replaces a whole subtree: find the longest overridden prefix of this path.
+  // An override replaces a whole subtree: find the longest overridden prefix of this path, whose
+  // segments end at a '.' or at a list index ("chips[0].count" lies under "chips").
   for (std::string prefix = path;;) {
     if (auto it = m_source->overrideText.find(prefix); it != m_source->overrideText.end()) return it->second;
-    const std::size_t dot = prefix.rfind('.');
-    if (dot == std::string::npos) break;
-    prefix.resize(dot);
+    const std::size_t end = prefix.find_last_of(".[");
+    if (end == std::string::npos || end == 0) break;
+    prefix.resize(end);
   }
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) {
@@ -65,7 +68,13 @@ std::string describeShape(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: return "a map";
     case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Scalar: {
+      // The first line, and at most 60 characters of it: a file that is not YAML (or not meant to
+      // be shown) is not echoed whole.
+      const std::string& text = node.Scalar();
+      const std::size_t end = std::min<std::size_t>(text.find_first_of("\r\n"), 60);
+      return end >= text.size() ? fmt::format("'{}'", text) : fmt::format("'{}...' (shortened)", text.substr(0, end));
+    }
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined: return "nothing";
   }

@@ -13,8 +13,15 @@ void rejectUnless(const Node& node, bool allowed, const char* key, const std::st
   if (!allowed) node.rejectIfGiven(key, why);
 }
 
-void requireIf(const Node& node, bool needed, bool present, const char* key, const std::string& why) {
-  if (!needed || present) return;
+/// When `needed`, `key` must hold a valid value (`valid`): a value given but invalid (0 where at
+/// least 1 is needed) is out of range at the key (a --set included); a key not given is missing.
+void requireIf(const Node& node, bool needed, bool valid, const char* key, const std::string& why) {
+  if (!needed || valid) return;
+  if (const YAML::Node& map = node.yaml(); map.IsMap() && map[key]) {
+    const Node given = node.at(key);
+    given.fail(ErrorKind::kOutOfRange, fmt::format("'{}' = '{}' is out of range {}", given.path(),
+                                                   given.yaml().IsScalar() ? given.yaml().Scalar() : "...", why));
+  }
   node.fail(ErrorKind::kMissingKey,
             fmt::format("'{}{}{}' is required {}", node.path(), node.path().empty() ? "" : ".", key, why));
 }

@@ -358,6 +358,35 @@ TEST_F(CliTest, TheDecodeStepRoutesByTheScenarioAndTheSeedAndTracesAreCheckedAtL
   }
 }
 
+// Issue 38's smaller cases: each used to be accepted, misplaced or misnamed.
+TEST_F(CliTest, FilesThatAreNotOneYamlDocumentAndValuesInsideASetAreReportedWhereTheyAre) {
+  fs::create_directories(dir.file("dir.yaml"));
+  expectConfigError({"-p", dir.file("dir.yaml")}, "file-not-found", {"is a directory, not a file"});
+  ASSERT_EQ(::mkfifo(dir.file("fifo.yaml").c_str(), 0600), 0);
+  expectConfigError({"-p", dir.file("fifo.yaml")}, "file-not-found", {"is not a regular file"});
+  // A second document was silently ignored.
+  const std::string two = dir.file("two.yaml");
+  writeFile(two, inlinedJalapeno() + "---\nname: other\n");
+  expectConfigError({"-p", two}, "yaml-syntax", {two + ":", "2 YAML documents"});
+  // An included file that is not YAML is shown by its start only, never whole.
+  std::string secret = "first line of a file that is not YAML and must not be echoed whole\n";
+  for (int i = 0; i < 40; ++i) secret += "secret" + std::to_string(i) + ":x:1000:1000::/home:/bin/sh\n";
+  writeFile(dir.file("not-yaml.txt"), secret);
+  std::string platform = readFile(kJalapeno);
+  platform.replace(platform.find("include: chips/jalapeno.yaml"), 28, "include: " + dir.file("not-yaml.txt"));
+  writeFile(dir.file("includes-text.yaml"), platform);
+  const ProcessResult r = expectConfigError({"-p", dir.file("includes-text.yaml")}, "wrong-type",
+                                            {dir.file("not-yaml.txt"), "'first line of a file", "(shortened)"});
+  EXPECT_EQ(r.err.find("secret"), std::string::npos) << r.err;
+  // A value inside a list given by --set is located at the --set, not at the file's line 1.
+  expectConfigError({"-p", "jalapeno-8", "--set", "platform.chips=[{type: jalapeno, count: x}]"}, "wrong-type",
+                    {"--set platform.chips=[{type: jalapeno, count: x}]: key 'platform.chips[0].count'"});
+  // concurrency=0 was reported as a missing key.
+  expectConfigError(
+      {"-p", "jalapeno-8", "-m", "tiny-moe", "-s", "inferencex-1k1k", "--set", "scenario.load.concurrency=0"},
+      "out-of-range", {"--set scenario.load.concurrency=0", "'scenario.load.concurrency' = '0'"});
+}
+
 TEST_F(CliTest, ModelThatDoesNotFit) {
   expectConfigError({"--set", "model.weight_precision=fp32"}, "does-not-fit", {"282.2 GB", "216 GB"});
 }

@@ -154,7 +154,7 @@ TEST(ScenarioConfig, LoadKeysBelongToTheirImpl) {
   expectError(base + "load: {impl: closed_loop, concurrency: 2, rate_per_s: 5}\n", ErrorKind::kInvalidConfig,
               "scenario.load.rate_per_s", 7);
   expectError(base + "load: {impl: closed_loop}\n", ErrorKind::kMissingKey, "scenario.load.concurrency", 7);
-  expectError(base + "load: {impl: closed_loop, concurrency: 0}\n", ErrorKind::kMissingKey, "scenario.load.concurrency",
+  expectError(base + "load: {impl: closed_loop, concurrency: 0}\n", ErrorKind::kOutOfRange, "scenario.load.concurrency",
               7);
   expectError(base + "load: {impl: trace}\n", ErrorKind::kMissingKey, "scenario.load.file", 7);
   expectError(base + "load: {impl: poisson}\n", ErrorKind::kMissingKey, "scenario.load.rate_per_s", 7);
