@@ -18,6 +18,7 @@
 #include "cli/BuildId.h"
 #include "cli/Commands.h"
 #include "cli/Inputs.h"
+#include "cli/MemoryEstimate.h"
 #include "cli/ReportWriter.h"
 #include "cli/RunCsv.h"
 #include "cli/RunRequest.h"
@@ -625,6 +626,13 @@ int runCommand(const Args& args, std::ostream& out) {
   if (!options.vcd.empty()) outputs.emplace_back("--vcd", options.vcd);
   if (!options.rtlVcd.empty()) outputs.emplace_back("--rtl-vcd", options.rtlVcd);
   checkOutputTargets(outputs);
+  const MemoryEstimate memory = estimateRunMemory(inputs);
+  checkMemory(memory, memoryLimit(options.maxMemory), options.maxMemory);
+  if (options.verbose) {
+    out << fmt::format("estimated memory: {} from the start ({}), power timelines at most {}\n",
+                       config::formatQuantity(memory.bytes(), config::dim::kBytes), fmt::join(memory.partsText(), ", "),
+                       config::formatQuantity(memory.timelineBound.bytes, config::dim::kBytes));
+  }
   try {
     return simulateAndReport(options, inputs, simulatedTimeLimit, mode, out);
   } catch (const config::ConfigError& e) {

@@ -12,7 +12,7 @@ namespace {
 auto fields(const RunRequest& r) {
   return std::tie(r.inputs.platform, r.inputs.model, r.inputs.scenario, r.inputs.sets, r.out, r.seed, r.timing, r.quiet,
                   r.verbose, r.exactAllChips, r.trace, r.traceStart, r.traceDuration, r.vcd, r.rtlVcd, r.vcdInterval,
-                  r.maxSimTime, r.timeout);
+                  r.maxSimTime, r.timeout, r.maxMemory);
 }
 
 }  // namespace
@@ -42,8 +42,10 @@ void RunRequest::addOptions(po::options_description& description) {
       "the trace window) to FILE (GTKWave); needs a tensor core with impl rtl or lockstep (docs/cosim.md)")(
       "max-sim-time", po::value(&maxSimTime)->default_value(maxSimTime),
       "fail (exit 1, no report) when the simulation reaches this simulated time unfinished; at most 1e6 s")(
-      "timeout", po::value(&timeout),
-      "fail (exit 1, no report) when the run has taken this much wall-clock time, e.g. '600 s'")(
+      "max-memory", po::value(&maxMemory)->default_value(maxMemory),
+      "refuse (exit 2) a run whose estimated memory exceeds this, e.g. '16 GiB'; auto: the machine's available "
+      "memory")("timeout", po::value(&timeout),
+                "fail (exit 1, no report) when the run has taken this much wall-clock time, e.g. '600 s'")(
       "quiet,q", po::bool_switch(&quiet), "print only errors")("verbose,v", po::bool_switch(&verbose),
                                                                "print the resolved inputs too");
 }
@@ -76,6 +78,7 @@ std::vector<std::string> RunRequest::toArgs() const {
   option("--rtl-vcd", rtlVcd, defaults.rtlVcd);
   option("--max-sim-time", maxSimTime, defaults.maxSimTime);
   option("--timeout", timeout, defaults.timeout);
+  option("--max-memory", maxMemory, defaults.maxMemory);
   const std::vector<std::string> sets = overrideArgs(inputs);
   args.insert(args.end(), sets.begin(), sets.end());
   return args;

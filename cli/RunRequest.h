@@ -33,6 +33,7 @@ struct RunRequest {
   std::string vcdInterval = "1 us";    ///< its sample interval
   std::string maxSimTime = "1e6 s";    ///< simulated time after which the run fails (tlm::kMaxSimulatedTimeS at most)
   std::string timeout;                 ///< wall-clock time after which the run fails ("": none)
+  std::string maxMemory = "auto";      ///< memory the run may need ("auto": the machine's available)
 
   /// Adds every option of `scoville run` (not --help) to `description`, each stored into this
   /// request's field when the parsed options are notified. The request must outlive `description`'s use.

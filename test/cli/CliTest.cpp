@@ -387,6 +387,35 @@ TEST_F(CliTest, FilesThatAreNotOneYamlDocumentAndValuesInsideASetAreReportedWher
       "out-of-range", {"--set scenario.load.concurrency=0", "'scenario.load.concurrency' = '0'"});
 }
 
+// Issue 38: the memory a run needs is estimated before elaboration and a run over --max-memory
+// (default: the machine's available memory) is refused with the numbers; a 8192-chip ring ended
+// in bad_alloc after 15 s, power.max_bins = 2^30 would have needed about 8.6 GB per chip.
+TEST_F(CliTest, ARunOverItsMemoryLimitIsRefusedUpFrontWithTheNumbers) {
+  const std::vector<std::string> ring{"-m",    "tiny-dense",
+                                      "--set", "platform.chips=[{type: jalapeno, count: 512}]",
+                                      "--set", "platform.network={topology: ring}",
+                                      "--set", "platform.placement.dp=512",
+                                      "--set", "scenario.batch=512"};
+  std::vector<std::string> args = ring;
+  args.insert(args.end(), {"--max-memory", "200 MB"});
+  expectConfigError(args, "does-not-fit",
+                    {"--max-memory 200 MB", "would need about 331.3 MB", "fabric routes", "262144 ordered chip pairs"});
+  // 8192 chips: about 736 GB of routes alone, more than any machine has available.
+  args = {"-m",    "tiny-dense",
+          "--set", "platform.chips=[{type: jalapeno, count: 8192}]",
+          "--set", "platform.network={topology: ring}",
+          "--set", "platform.placement.dp=8192",
+          "--set", "scenario.batch=8192"};
+  expectConfigError(args, "does-not-fit", {"--max-memory auto", "GB"});
+  expectConfigError(
+      {"-p", "jalapeno-8", "-m", "tiny-moe", "--set", "platform.power.max_bins=1073741824", "--max-memory", "4 GiB"},
+      "does-not-fit", {"its power timelines alone", "power.max_bins = 1073741824"});
+  expectConfigError({"--max-memory", "lots"}, "bad-unit", {"--max-memory lots"});
+  const ProcessResult r = runScoville({"run", "-v", "--out", out()});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("estimated memory: "), std::string::npos) << r.out;
+}
+
 TEST_F(CliTest, ModelThatDoesNotFit) {
   expectConfigError({"--set", "model.weight_precision=fp32"}, "does-not-fit", {"282.2 GB", "216 GB"});
 }
