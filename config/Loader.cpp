@@ -1,5 +1,6 @@
 #include "config/Loader.h"
 #include "config/InputDigest.h"
+#include "config/Text.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -205,17 +206,31 @@ Node finish(const std::string& rootKey, YAML::Node document, std::shared_ptr<Sou
 Node parseText(const std::string& rootKey, const std::string& text, const std::string& sourceName,
                const std::vector<PendingOverride>& overrides) {
   auto source = std::make_shared<Source>(Source{sourceName, {}, {}, {}});
+  // A second document ('---' at the start of a line after content) would be ignored by
+  // YAML::Load. Found by a line scan: yaml-cpp's LoadAll loops for ever on some inputs (a
+  // document that starts with ',', test/fuzz/regressions/comma-document-hangs-scenario.yaml).
+  {
+    std::size_t lineStart = 0;
+    int line = 1;
+    bool content = false;
+    while (lineStart < text.size()) {
+      const std::size_t end = std::min(text.find('\n', lineStart), text.size());
+      const std::string_view l(text.data() + lineStart, end - lineStart);
+      const bool separator = l.rfind("---", 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+      if (separator && content) {
+        throw ConfigError(ErrorKind::kYamlSyntax, fmt::format("{}:{}:1", sourceName, line),
+                          "a second YAML document ('---'); a configuration file holds one");
+      }
+      const std::string_view trimmed = trimBlanks(l);
+      if (!separator && !trimmed.empty() && trimmed.front() != '#' && trimmed.front() != '%') content = true;
+      if (separator && trimBlanks(l.substr(3)).size() > 0 && trimBlanks(l.substr(3)).front() != '#') content = true;
+      lineStart = end + 1;
+      ++line;
+    }
+  }
   YAML::Node document;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      const YAML::Mark mark = documents[1].Mark();
-      throw ConfigError(
-          ErrorKind::kYamlSyntax,
-          mark.is_null() ? sourceName : fmt::format("{}:{}:{}", sourceName, mark.line + 1, mark.column + 1),
-          fmt::format("the file holds {} YAML documents ('---'); a configuration file holds one", documents.size()));
-    }
-    if (!documents.empty()) document = documents.front();
+    document = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw ConfigError(ErrorKind::kYamlSyntax, fmt::format("{}:{}:{}", sourceName, e.mark.line + 1, e.mark.column + 1),
                       fmt::format("YAML syntax error: {}", e.msg));

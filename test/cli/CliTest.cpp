@@ -367,7 +367,7 @@ TEST_F(CliTest, FilesThatAreNotOneYamlDocumentAndValuesInsideASetAreReportedWher
   // A second document was silently ignored.
   const std::string two = dir.file("two.yaml");
   writeFile(two, inlinedJalapeno() + "---\nname: other\n");
-  expectConfigError({"-p", two}, "yaml-syntax", {two + ":", "2 YAML documents"});
+  expectConfigError({"-p", two}, "yaml-syntax", {two + ":", "a second YAML document"});
   // An included file that is not YAML is shown by its start only, never whole.
   std::string secret = "first line of a file that is not YAML and must not be echoed whole\n";
   for (int i = 0; i < 40; ++i) secret += "secret" + std::to_string(i) + ":x:1000:1000::/home:/bin/sh\n";
