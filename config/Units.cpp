@@ -119,6 +119,9 @@ Quantity parseQuantity(std::string_view text) {
     numerator = Quantity{numerator.value / denominator.value, divide(numerator.dimension, denominator.dimension)};
     slash = next;
   }
+  if (numerator.dimension == dim::kDimensionless) {
+    throw UnitError(fmt::format("'{}': its units cancel out; a plain number is written without a unit", s));
+  }
   const double value = number * numerator.value;
   if (!std::isfinite(value))
     throw UnitError(fmt::format("'{}' is too large: it overflows once its unit is applied", s));
