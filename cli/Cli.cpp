@@ -78,17 +78,8 @@ int configDocsCommand(const Args& args, std::ostream& out) {
 
 int runMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
   Args args(argv + 1, argv + argc);
-  // Boost's usage-error messages substitute %placeholders% in an option's name, for ever when the
-  // name holds one (test/fuzz/regressions/percent-placeholder-hangs-run-args.txt): no option
-  // name has a '%', so refuse such a word first.
-  for (const std::string& arg : args) {
-    if (arg.size() > 1 && arg[0] == '-' && arg.substr(0, arg.find('=')).find('%') != std::string::npos) {
-      err << fmt::format("error[usage]: unknown option '{}': option names hold no '%' (see --help)\n",
-                         arg.substr(0, arg.find('=')));
-      return kExitUsageOrConfigError;
-    }
-  }
   try {
+    refusePlaceholderOptions(args);  // before any parser can hang on one
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       out << kUsage;
       return args.empty() ? kExitUsageOrConfigError : kExitOk;

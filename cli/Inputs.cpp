@@ -121,14 +121,17 @@ std::set<std::string> selectedIds(const std::string& only, const std::vector<std
   return selected;
 }
 
-po::variables_map parseOptions(const std::vector<std::string>& args, const po::options_description& description) {
-  // Boost substitutes %placeholders% in an unknown option's name for ever when the name holds one
-  // (test/fuzz/regressions/percent-placeholder-hangs-run-args.txt); no option name has a '%'.
+void refusePlaceholderOptions(const std::vector<std::string>& args) {
   for (const std::string& arg : args) {
-    if (arg.size() > 1 && arg[0] == '-' && arg.substr(0, arg.find('=')).find('%') != std::string::npos) {
-      throw po::error(fmt::format("unknown option '{}': option names hold no '%'", arg.substr(0, arg.find('='))));
+    const std::string name = arg.substr(0, arg.find('='));
+    if (name.size() > 1 && name[0] == '-' && name.find('%') != std::string::npos) {
+      throw po::error(fmt::format("unknown option '{}': option names hold no '%'", name));
     }
   }
+}
+
+po::variables_map parseOptions(const std::vector<std::string>& args, const po::options_description& description) {
+  refusePlaceholderOptions(args);
   po::options_description hidden;
   hidden.add_options()("stray-words", po::value<std::vector<std::string>>());
   po::options_description options;
