@@ -30,15 +30,27 @@ void addInputOptions(po::options_description& description, InputOptions& options
       "(repeatable; index lists with [i]), e.g. --set platform.chip_types[0].hbm.bandwidth=\"8 TB/s\"");
 }
 
+void appendOption(std::vector<std::string>& args, const std::string& name, const std::string& value) {
+  if (!value.empty() && value.front() == '-') {
+    args.push_back(name + "=" + value);
+  } else {
+    args.insert(args.end(), {name, value});
+  }
+}
+
 std::vector<std::string> inputArgs(const InputOptions& options, bool withWorkload) {
-  std::vector<std::string> args{"--platform", options.platform};
-  if (withWorkload) args.insert(args.end(), {"--model", options.model, "--scenario", options.scenario});
+  std::vector<std::string> args;
+  appendOption(args, "--platform", options.platform);
+  if (withWorkload) {
+    appendOption(args, "--model", options.model);
+    appendOption(args, "--scenario", options.scenario);
+  }
   return args;
 }
 
 std::vector<std::string> overrideArgs(const InputOptions& options) {
   std::vector<std::string> args;
-  for (const std::string& set : options.sets) args.insert(args.end(), {"--set", set});
+  for (const std::string& set : options.sets) appendOption(args, "--set", set);
   return args;
 }
 

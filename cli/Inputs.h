@@ -34,6 +34,10 @@ struct InputOptions {
 void addInputOptions(boost::program_options::options_description& description, InputOptions& options,
                      bool withWorkload);
 
+/// Appends option `name` with `value` to `args` so that boost's parser reads them back as one:
+/// two words, or `name=value` where the value would pass for an option of its own ("-q", "--x").
+void appendOption(std::vector<std::string>& args, const std::string& name, const std::string& value);
+
 /// The arguments that give addInputOptions' --platform, --model and --scenario (as requested) the
 /// values of `options`, in that order. The --set options are overrideArgs'.
 std::vector<std::string> inputArgs(const InputOptions& options, bool withWorkload);

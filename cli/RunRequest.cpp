@@ -63,12 +63,14 @@ RunRequest RunRequest::fromArgs(const std::vector<std::string>& args) {
 std::vector<std::string> RunRequest::toArgs() const {
   const RunRequest defaults;
   std::vector<std::string> args = inputArgs(inputs, true);
-  args.insert(args.end(), {"--seed", std::to_string(seed), "--timing", timing, "--out", out});
+  args.insert(args.end(), {"--seed", std::to_string(seed)});
+  appendOption(args, "--timing", timing);
+  appendOption(args, "--out", out);
   if (quiet) args.emplace_back("--quiet");
   if (verbose) args.emplace_back("--verbose");
   if (exactAllChips) args.emplace_back("--exact-all-chips");
   const auto option = [&args](const char* name, const std::string& value, const std::string& unset) {
-    if (value != unset) args.insert(args.end(), {name, value});
+    if (value != unset) appendOption(args, name, value);
   };
   option("--trace", trace, defaults.trace);
   option("--trace-start", traceStart, defaults.traceStart);

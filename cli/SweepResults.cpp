@@ -1,6 +1,7 @@
 #include "cli/SweepResults.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -48,28 +49,100 @@ std::optional<double> interpolateAt(const std::vector<CurvePoint>& frontier, dou
 
 namespace {
 
+/// A report field that is missing or not of the type a row needs; rowOf names the report.
+struct BadField : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const char* typeOf(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::object: return "an object";
+    case nlohmann::json::value_t::array: return "an array";
+    case nlohmann::json::value_t::string: return "a string";
+    case nlohmann::json::value_t::boolean: return "a boolean";
+    default: return value.is_number() ? "a number" : value.type_name();
+  }
+}
+
+/// The field at JSON pointer `pointer` of `report`.
+const nlohmann::json& reportField(const nlohmann::json& report, const std::string& pointer) {
+  const nlohmann::json::json_pointer at(pointer);
+  if (report.contains(at)) return report[at];
+  nlohmann::json::json_pointer missing = at;  // name the outermost field that is not there
+  while (!missing.parent_pointer().empty() && !report.contains(missing.parent_pointer())) {
+    missing = missing.parent_pointer();
+  }
+  throw BadField(fmt::format("{} is missing", missing.to_string()));
+}
+
+bool hasField(const nlohmann::json& report, const std::string& pointer) {
+  return report.contains(nlohmann::json::json_pointer(pointer));
+}
+
+const nlohmann::json& textField(const nlohmann::json& report, const std::string& pointer) {
+  const nlohmann::json& value = reportField(report, pointer);
+  if (!value.is_string()) throw BadField(fmt::format("{} is {}, not a string", pointer, typeOf(value)));
+  return value;
+}
+
+/// A finite number; with `orNull`, null too (a statistic of no samples).
+const nlohmann::json& numberField(const nlohmann::json& report, const std::string& pointer, bool orNull = false) {
+  const nlohmann::json& value = reportField(report, pointer);
+  if (orNull && value.is_null()) return value;
+  if (!value.is_number() || !std::isfinite(value.get<double>())) {
+    throw BadField(fmt::format("{} is {}, not a finite number{}", pointer,
+                               value.is_number() ? "infinite" : typeOf(value), orNull ? " or null" : ""));
+  }
+  return value;
+}
+
+const nlohmann::json& positiveField(const nlohmann::json& report, const std::string& pointer) {
+  const nlohmann::json& value = numberField(report, pointer);
+  if (value.get<double>() <= 0) throw BadField(fmt::format("{} is {}, not a positive number", pointer, value.dump()));
+  return value;
+}
+
 /// The four statistics a row keeps of a latency distribution.
-Json latency(const nlohmann::json& stats) {
-  return {
-      {"mean", stats.at("mean")}, {"median", stats.at("median")}, {"p90", stats.at("p90")}, {"p99", stats.at("p99")}};
+Json latency(const nlohmann::json& report, const std::string& pointer) {
+  Json out;
+  for (const char* statistic : {"mean", "median", "p90", "p99"}) {
+    out[statistic] = numberField(report, pointer + "/" + statistic, true);
+  }
+  return out;
 }
 
 Json nullLatency() {
   return {{"mean", nullptr}, {"median", nullptr}, {"p90", nullptr}, {"p99", nullptr}};
 }
 
+/// A throughput map: `keys` of the object at `pointer`, each a finite number.
+Json throughput(const nlohmann::json& report, const std::string& pointer,
+                std::initializer_list<const char*> keys = {"input", "output", "total"}) {
+  Json out;
+  for (const char* key : keys) out[key] = numberField(report, pointer + "/" + key);
+  return out;
+}
+
 /// Per chip and window, the largest sustained power of any chip (null where the run is shorter).
-Json sustainedPerChip(const nlohmann::json& power) {
+Json sustainedPerChip(const nlohmann::json& report) {
   std::map<double, double> worst;
   std::vector<double> windows;
-  for (const auto& chip : power.at("chips")) {
-    for (const auto& window : chip.at("sustained")) {
-      const double w = window.at("window_s").get<double>();
+  const nlohmann::json& chips = reportField(report, "/power/chips");
+  if (!chips.is_array()) throw BadField(fmt::format("/power/chips is {}, not an array", typeOf(chips)));
+  for (std::size_t c = 0; c < chips.size(); ++c) {
+    const std::string chip = fmt::format("/power/chips/{}/sustained", c);
+    const nlohmann::json& sustained = reportField(report, chip);
+    if (!sustained.is_array()) throw BadField(fmt::format("{} is {}, not an array", chip, typeOf(sustained)));
+    for (std::size_t i = 0; i < sustained.size(); ++i) {
+      const std::string window = fmt::format("{}/{}", chip, i);
+      const double w = numberField(report, window + "/window_s").get<double>();
       if (worst.count(w) == 0) {
         windows.push_back(w);
         worst[w] = -1.0;
       }
-      if (!window.at("max_w").is_null()) worst[w] = std::max(worst[w], window.at("max_w").get<double>());
+      const nlohmann::json& max = numberField(report, window + "/max_w", true);
+      if (!max.is_null()) worst[w] = std::max(worst[w], max.get<double>());
     }
   }
   Json out = Json::array();
@@ -96,38 +169,43 @@ Row rowOf(const nlohmann::json& report, const std::string& source) {
   Row row;
   row.source = source;
   try {
-    const nlohmann::json& inputs = report.at("inputs");
-    const nlohmann::json& results = report.at("results");
-    const nlohmann::json& power = report.at("power");
-    const std::string kind = results.at("kind").get<std::string>();
+    const std::string kind = textField(report, "/results/kind").get<std::string>();
     Json s;
-    s["platform"] = inputs.at("platform").at("name");
-    s["model"] = inputs.at("model").at("name");
-    s["scenario"] = inputs.at("scenario").at("name");
+    s["platform"] = textField(report, "/inputs/platform/name");
+    s["model"] = textField(report, "/inputs/model/name");
+    s["scenario"] = textField(report, "/inputs/scenario/name");
     s["kind"] = kind;
-    s["overrides"] = inputs.at("overrides");
-    s["seed"] = inputs.at("seed");
+    const nlohmann::json& overrides = reportField(report, "/inputs/overrides");
+    if (!overrides.is_array()) throw BadField(fmt::format("/inputs/overrides is {}, not an array", typeOf(overrides)));
+    for (std::size_t i = 0; i < overrides.size(); ++i) textField(report, fmt::format("/inputs/overrides/{}", i));
+    s["overrides"] = overrides;
+    const nlohmann::json& seed = reportField(report, "/inputs/seed");
+    if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<std::int64_t>() >= 0)) {
+      throw BadField(fmt::format("/inputs/seed is {}, not a seed (an integer >= 0)", seed.dump()));
+    }
+    s["seed"] = seed;
     if (kind == "serving") {
-      const nlohmann::json& m = results.at("metrics");
-      const nlohmann::json& load = results.at("load");
-      s["chips"] = m.at("chips");
-      s["concurrency"] = load.contains("concurrency") ? Json(load["concurrency"]) : Json(nullptr);
-      s["interactivity_tok_per_s_per_user"] = m.at("interactivity_tok_per_s_per_user");
-      s["ttft_s"] = latency(m.at("ttft_s"));
-      s["tpot_s"] = latency(m.at("tpot_s"));
-      s["itl_s"] = latency(m.at("itl_s"));
-      s["e2el_s"] = latency(m.at("e2el_s"));
-      s["throughput_tok_per_s"] = m.at("throughput_tok_per_s");
-      s["throughput_per_chip_tok_per_s"] = m.at("throughput_per_chip_tok_per_s");
-      s["throughput_per_kw_rated_tok_per_s"] = m.at("throughput_per_kw_tok_per_s");
-      const double ratedPerChip = m.at("rated_power_w").get<double>() / m.at("chips").get<double>();
-      if (power.contains("serving")) {
-        const nlohmann::json& serving = power.at("serving");
-        s["throughput_per_kw_average_tok_per_s"] = serving.at("throughput_per_kw_average_tok_per_s");
-        s["power"] = {{"rated_w_per_chip", ratedPerChip},
-                      {"average_w_per_chip", serving.at("average_power_per_chip_w")},
-                      {"sustained_w_per_chip", sustainedPerChip(power)},
-                      {"energy_per_output_token_j", perToken(serving.at("tokens_per_joule").at("output"))}};
+      const std::string m = "/results/metrics";
+      s["chips"] = positiveField(report, m + "/chips");
+      s["concurrency"] = hasField(report, "/results/load/concurrency")
+                             ? Json(numberField(report, "/results/load/concurrency", true))
+                             : Json(nullptr);
+      s["interactivity_tok_per_s_per_user"] = numberField(report, m + "/interactivity_tok_per_s_per_user");
+      for (const char* metric : {"ttft_s", "tpot_s", "itl_s", "e2el_s"}) {
+        s[metric] = latency(report, m + "/" + metric);
+      }
+      s["throughput_tok_per_s"] = throughput(report, m + "/throughput_tok_per_s");
+      s["throughput_per_chip_tok_per_s"] = throughput(report, m + "/throughput_per_chip_tok_per_s");
+      s["throughput_per_kw_rated_tok_per_s"] = throughput(report, m + "/throughput_per_kw_tok_per_s");
+      const double ratedPerChip = numberField(report, m + "/rated_power_w").get<double>() / s["chips"].get<double>();
+      if (hasField(report, "/power/serving")) {
+        s["throughput_per_kw_average_tok_per_s"] =
+            throughput(report, "/power/serving/throughput_per_kw_average_tok_per_s", {"output", "total"});
+        s["power"] = {
+            {"rated_w_per_chip", ratedPerChip},
+            {"average_w_per_chip", numberField(report, "/power/serving/average_power_per_chip_w")},
+            {"sustained_w_per_chip", sustainedPerChip(report)},
+            {"energy_per_output_token_j", perToken(numberField(report, "/power/serving/tokens_per_joule/output"))}};
       } else {  // a platform without an energy model (power.modelled false)
         s["throughput_per_kw_average_tok_per_s"] = {{"output", nullptr}, {"total", nullptr}};
         s["power"] = {{"rated_w_per_chip", ratedPerChip},
@@ -135,16 +213,17 @@ Row rowOf(const nlohmann::json& report, const std::string& source) {
                       {"sustained_w_per_chip", Json::array()},
                       {"energy_per_output_token_j", nullptr}};
       }
-    } else {
+    } else if (kind == "decode_step") {
       // A single decode step: every user gets a token per step; no load, no power window. Per
       // chip and per kW count the whole platform (idle replicas included), as a serving run does.
-      const double chips = report.at("platform").at("chips").get<double>();
-      const double rated = report.at("platform").at("totals").at("rated_power_w").get<double>();
-      const double output = results.at("output_tokens_per_s").get<double>();
-      s["chips"] = report.at("platform").at("chips");
-      s["concurrency"] = results.at("batch");
-      s["interactivity_tok_per_s_per_user"] = results.at("tokens_per_s_per_user");
-      const double step = results.at("step_time_s").get<double>();
+      const double chips = positiveField(report, "/platform/chips").get<double>();
+      const double rated = numberField(report, "/platform/totals/rated_power_w").get<double>();
+      const double output = numberField(report, "/results/output_tokens_per_s").get<double>();
+      const nlohmann::json& batch = numberField(report, "/results/batch");
+      s["chips"] = reportField(report, "/platform/chips");
+      s["concurrency"] = batch;
+      s["interactivity_tok_per_s_per_user"] = numberField(report, "/results/tokens_per_s_per_user");
+      const double step = numberField(report, "/results/step_time_s").get<double>();
       s["ttft_s"] = nullLatency();
       s["tpot_s"] = {{"mean", step}, {"median", step}, {"p90", step}, {"p99", step}};
       s["itl_s"] = s["tpot_s"];
@@ -153,18 +232,24 @@ Row rowOf(const nlohmann::json& report, const std::string& source) {
       s["throughput_per_chip_tok_per_s"] = {{"input", 0.0}, {"output", output / chips}, {"total", output / chips}};
       const double perKw = rated > 0 ? output / (rated / 1000.0) : 0.0;
       s["throughput_per_kw_rated_tok_per_s"] = {{"input", 0.0}, {"output", perKw}, {"total", perKw}};
-      const double average = power.contains("platform") ? power.at("platform").at("average_w").get<double>() : 0.0;
+      const bool platformPower = hasField(report, "/power/platform");
+      const double average = platformPower ? numberField(report, "/power/platform/average_w").get<double>() : 0.0;
       const double perKwAverage = average > 0 ? output / (average / 1000.0) : 0.0;
       s["throughput_per_kw_average_tok_per_s"] = {{"output", perKwAverage}, {"total", perKwAverage}};
-      s["power"] = {{"rated_w_per_chip", rated / chips},
-                    {"average_w_per_chip", average > 0 ? Json(average / chips) : Json(nullptr)},
-                    {"sustained_w_per_chip", power.contains("chips") ? sustainedPerChip(power) : Json::array()},
-                    {"energy_per_output_token_j",
-                     power.contains("platform") && results.at("batch").get<double>() > 0
-                         ? Json(power.at("platform").at("energy_j").get<double>() / results.at("batch").get<double>())
-                         : Json(nullptr)}};
+      s["power"] = {
+          {"rated_w_per_chip", rated / chips},
+          {"average_w_per_chip", average > 0 ? Json(average / chips) : Json(nullptr)},
+          {"sustained_w_per_chip", hasField(report, "/power/chips") ? sustainedPerChip(report) : Json::array()},
+          {"energy_per_output_token_j",
+           platformPower && batch.get<double>() > 0
+               ? Json(numberField(report, "/power/platform/energy_j").get<double>() / batch.get<double>())
+               : Json(nullptr)}};
+    } else {
+      throw BadField(fmt::format("/results/kind is '{}', not serving or decode_step", kind));
     }
     row.summary = std::move(s);
+  } catch (const BadField& e) {
+    throw std::runtime_error(fmt::format("{}: not a complete scoville report ({})", source, e.what()));
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not a complete scoville report ({})", source, e.what()));
   }
@@ -342,6 +427,20 @@ Json combine(const std::vector<Row>& rows, const std::vector<std::pair<std::stri
 
 namespace {
 
+/// The value at `path` below `value`, or null where a key is missing or a step is not an object:
+/// pointsCsv never reads past a map, whatever results it is given.
+const Json& lookup(const Json& value, std::initializer_list<const char*> path) {
+  static const Json kNull;
+  const Json* at = &value;
+  for (const char* key : path) {
+    if (!at->is_object()) return kNull;
+    const auto it = at->find(key);
+    if (it == at->end()) return kNull;
+    at = &*it;
+  }
+  return *at;
+}
+
 std::string csvField(const Json& value) {
   std::string text;
   if (value.is_null()) return "";
@@ -365,24 +464,34 @@ std::string csvField(const Json& value) {
 }  // namespace
 
 std::string pointsCsv(const Json& results) {
+  static const Json kNoItems = Json::array();
+  const auto items = [](const Json& value) -> const Json& { return value.is_array() ? value : kNoItems; };
+  const Json& points = items(lookup(results, {"points"}));
   // Coordinate columns: every name any point has, in first-seen order.
   std::vector<std::string> names;
-  for (const auto& point : results["points"]) {
-    for (const auto& [name, value] : point["coordinates"].items()) {
+  for (const auto& point : points) {
+    const Json& coordinates = lookup(point, {"coordinates"});
+    if (!coordinates.is_object()) continue;
+    for (const auto& [name, value] : coordinates.items()) {
       if (alongTheCurve(name)) continue;  // the concurrency column
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
   }
   std::set<std::size_t> onChip, onKw;
-  for (const auto& s : results["series"]) {
-    for (const auto& r : s["frontier_per_chip"]) onChip.insert(r.get<std::size_t>());
-    for (const auto& r : s["frontier_per_kw"]) onKw.insert(r.get<std::size_t>());
+  for (const auto& s : items(lookup(results, {"series"}))) {
+    for (const auto& r : items(lookup(s, {"frontier_per_chip"}))) {
+      if (r.is_number_unsigned()) onChip.insert(r.get<std::size_t>());
+    }
+    for (const auto& r : items(lookup(s, {"frontier_per_kw"}))) {
+      if (r.is_number_unsigned()) onKw.insert(r.get<std::size_t>());
+    }
   }
   // Sustained-power windows: those of the first point (every point of a sweep shares them).
-  std::vector<double> windows;
-  if (!results["points"].empty()) {
-    for (const auto& w : results["points"][0]["power"]["sustained_w_per_chip"])
-      windows.push_back(w["window_s"].get<double>());
+  std::vector<Json> windows;
+  if (!points.empty()) {
+    for (const auto& w : items(lookup(points[0], {"power", "sustained_w_per_chip"}))) {
+      windows.push_back(lookup(w, {"window_s"}));
+    }
   }
   std::vector<std::string> header{"id", "platform", "model", "scenario", "kind"};
   header.insert(header.end(), names.begin(), names.end());
@@ -394,38 +503,44 @@ std::string pointsCsv(const Json& results) {
         "average_w_per_chip"}) {
     header.emplace_back(column);
   }
-  for (const double w : windows) header.push_back(fmt::format("sustained_{}s_max_w_per_chip", w));
+  for (const Json& w : windows) {
+    header.push_back(w.is_number() ? fmt::format("sustained_{}s_max_w_per_chip", w.get<double>())
+                                   : "sustained_max_w_per_chip");
+  }
   header.insert(header.end(), {"energy_per_output_token_j", "on_frontier_per_chip", "on_frontier_per_kw"});
 
   std::string csv = fmt::format("{}\n", fmt::join(header, ","));
-  for (std::size_t i = 0; i < results["points"].size(); ++i) {
-    const Json& p = results["points"][i];
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Json& p = points[i];
     std::vector<std::string> f;
-    for (const char* key : {"id", "platform", "model", "scenario", "kind"}) f.push_back(csvField(p[key]));
-    for (const std::string& name : names) f.push_back(csvField(p["coordinates"].value(name, Json(nullptr))));
-    f.push_back(csvField(p["chips"]));
-    f.push_back(csvField(p["concurrency"]));
-    f.push_back(csvField(p["interactivity_tok_per_s_per_user"]));
-    f.push_back(csvField(p["ttft_s"]["median"]));
-    f.push_back(csvField(p["ttft_s"]["p99"]));
-    f.push_back(csvField(p["tpot_s"]["median"]));
-    f.push_back(csvField(p["itl_s"]["median"]));
-    f.push_back(csvField(p["itl_s"]["p99"]));
-    f.push_back(csvField(p["e2el_s"]["median"]));
-    f.push_back(csvField(p["e2el_s"]["p99"]));
-    f.push_back(csvField(p["throughput_tok_per_s"]["total"]));
-    f.push_back(csvField(p["throughput_tok_per_s"]["output"]));
-    f.push_back(csvField(p["throughput_per_chip_tok_per_s"]["total"]));
-    f.push_back(csvField(p["throughput_per_chip_tok_per_s"]["output"]));
-    f.push_back(csvField(p["throughput_per_kw_rated_tok_per_s"]["total"]));
-    f.push_back(csvField(p["throughput_per_kw_average_tok_per_s"]["total"]));
-    f.push_back(csvField(p["power"]["rated_w_per_chip"]));
-    f.push_back(csvField(p["power"]["average_w_per_chip"]));
-    for (std::size_t w = 0; w < windows.size(); ++w) {
-      const Json& sustained = p["power"]["sustained_w_per_chip"];
-      f.push_back(w < sustained.size() ? csvField(sustained[w]["max_w"]) : "");
+    for (const char* key : {"id", "platform", "model", "scenario", "kind"}) f.push_back(csvField(lookup(p, {key})));
+    for (const std::string& name : names) f.push_back(csvField(lookup(p, {"coordinates", name.c_str()})));
+    for (const auto& path :
+         std::vector<std::initializer_list<const char*>>{{"chips"},
+                                                         {"concurrency"},
+                                                         {"interactivity_tok_per_s_per_user"},
+                                                         {"ttft_s", "median"},
+                                                         {"ttft_s", "p99"},
+                                                         {"tpot_s", "median"},
+                                                         {"itl_s", "median"},
+                                                         {"itl_s", "p99"},
+                                                         {"e2el_s", "median"},
+                                                         {"e2el_s", "p99"},
+                                                         {"throughput_tok_per_s", "total"},
+                                                         {"throughput_tok_per_s", "output"},
+                                                         {"throughput_per_chip_tok_per_s", "total"},
+                                                         {"throughput_per_chip_tok_per_s", "output"},
+                                                         {"throughput_per_kw_rated_tok_per_s", "total"},
+                                                         {"throughput_per_kw_average_tok_per_s", "total"},
+                                                         {"power", "rated_w_per_chip"},
+                                                         {"power", "average_w_per_chip"}}) {
+      f.push_back(csvField(lookup(p, path)));
     }
-    f.push_back(csvField(p["power"]["energy_per_output_token_j"]));
+    const Json& sustained = items(lookup(p, {"power", "sustained_w_per_chip"}));
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      f.push_back(w < sustained.size() ? csvField(lookup(sustained[w], {"max_w"})) : "");
+    }
+    f.push_back(csvField(lookup(p, {"power", "energy_per_output_token_j"})));
     f.push_back(onChip.count(i) ? "1" : "0");
     f.push_back(onKw.count(i) ? "1" : "0");
     csv += fmt::format("{}\n", fmt::join(f, ","));
@@ -443,6 +558,45 @@ nlohmann::json readJson(const fs::path& path) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not JSON ({})", path.string(), e.what()));
   }
+}
+
+/// A point of a sweep.json, checked: `id` and `dir` strings, `coordinates` an object of strings.
+struct ManifestPoint {
+  std::string id;
+  std::string dir;
+  Json coordinates = Json::object();
+};
+
+std::vector<ManifestPoint> manifestPoints(const fs::path& file) {
+  const nlohmann::json manifest = readJson(file);
+  const auto malformed = [&](const std::string& what) {
+    return std::runtime_error(fmt::format("{}: not a sweep manifest ({})", file.string(), what));
+  };
+  if (!manifest.is_object() || !manifest.contains("points") || !manifest["points"].is_array()) {
+    throw malformed("expected an object whose `points` is an array");
+  }
+  std::vector<ManifestPoint> points;
+  for (std::size_t i = 0; i < manifest["points"].size(); ++i) {
+    const nlohmann::json& point = manifest["points"][i];
+    const auto string = [&](const char* key) {
+      if (!point.is_object() || !point.contains(key) || !point[key].is_string()) {
+        throw malformed(fmt::format("points[{}].{}: expected a string", i, key));
+      }
+      return point[key].get<std::string>();
+    };
+    ManifestPoint p;
+    p.id = string("id");
+    p.dir = string("dir");
+    if (!point.contains("coordinates") || !point["coordinates"].is_object()) {
+      throw malformed(fmt::format("points[{}].coordinates: expected an object", i));
+    }
+    for (const auto& [name, value] : point["coordinates"].items()) {
+      if (!value.is_string()) throw malformed(fmt::format("points[{}].coordinates.{}: expected a string", i, name));
+      p.coordinates[name] = value;
+    }
+    points.push_back(std::move(p));
+  }
+  return points;
 }
 
 /// Rows not from a sweep have no coordinates: give each the overrides whose values differ between
@@ -534,17 +688,15 @@ std::vector<Row> loadRows(const std::vector<std::string>& inputs,
                                 "or a report.json)");
     }
     if (fs::is_directory(path) && fs::exists(path / "sweep.json")) {
-      const nlohmann::json manifest = readJson(path / "sweep.json");
-      for (const auto& point : manifest.at("points")) {
-        const fs::path report = path / point.at("dir").get<std::string>() / "report.json";
-        const std::string id = point.at("id").get<std::string>();
+      for (const ManifestPoint& point : manifestPoints(path / "sweep.json")) {
+        const fs::path report = path / point.dir / "report.json";
         if (!fs::exists(report)) {
-          missing.emplace_back(id, "no report (not run yet, or the run failed: see its run.log)");
+          missing.emplace_back(point.id, "no report (not run yet, or the run failed: see its run.log)");
           continue;
         }
         Row row = rowOf(readJson(report), report.string());
-        row.id = id;
-        for (const auto& [name, value] : point.at("coordinates").items()) row.coordinates[name] = value;
+        row.id = point.id;
+        row.coordinates = point.coordinates;
         rows.push_back(std::move(row));
         sweepOf.push_back(sweeps);
       }

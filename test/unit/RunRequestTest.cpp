@@ -2,6 +2,7 @@
 // request (the options are defined once), and the requests sweeps and validation points make.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <string>
 #include <vector>
@@ -49,6 +50,21 @@ TEST(RunRequest, EveryFieldRoundTripsThroughItsArguments) {
   RunRequest changed = r;
   changed.vcdInterval = "1 us";
   EXPECT_NE(changed, r);
+}
+
+TEST(RunRequest, ValuesThatLookLikeOptionsRoundTripAsNameEqualsValue) {
+  // Found by the run-args fuzz target: "--out -q" reads as --out missing its value and --quiet.
+  RunRequest r;
+  r.inputs = InputOptions{"-p", "--model", "-", {"-x=1", "platform.placement.tp=2"}};
+  r.out = "-q";
+  r.timing = "-o";
+  r.trace = "--vcd";
+  r.maxSimTime = "-1 s";
+  const std::vector<std::string> args = r.toArgs();
+  EXPECT_EQ(args[0], "--platform=-p");
+  EXPECT_EQ(RunRequest::fromArgs(args), r);
+  EXPECT_EQ(RunRequest::fromArgs(RunRequest().toArgs()), RunRequest());
+  EXPECT_EQ(std::count(args.begin(), args.end(), "--set"), 1) << "a value without a dash stays a word of its own";
 }
 
 TEST(RunRequest, ShortOptionsParseToTheSameRequest) {

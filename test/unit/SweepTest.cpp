@@ -3,8 +3,12 @@
 // ratios, and the CSV view.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "cli/BuildId.h"
 #include "cli/Inputs.h"
@@ -249,6 +253,130 @@ TEST(MergedResults, PointsCsvHasAHeaderALinePerPointAndQuotesFieldsWithCommas) {
   EXPECT_NE(lines[1].find(",300,"), std::string::npos);
   EXPECT_NE(lines[1].find(",450,"), std::string::npos) << "sustained power";
   EXPECT_EQ(lines[2].substr(lines[2].size() - 4), ",1,1") << "on both frontiers";
+}
+
+/// The smallest serving report rowOf takes: every field it reads, one chip, one power window.
+nlohmann::json servingReport() {
+  const nlohmann::json stats = {{"mean", 0.5}, {"median", 0.5}, {"p90", 0.6}, {"p99", 0.7}};
+  const nlohmann::json triple = {{"input", 10.0}, {"output", 5.0}, {"total", 15.0}};
+  return {{"inputs",
+           {{"platform", {{"name", "p"}}},
+            {"model", {{"name", "m"}}},
+            {"scenario", {{"name", "s"}}},
+            {"overrides", nlohmann::json::array({"scenario.load.concurrency=4"})},
+            {"seed", 1}}},
+          {"results",
+           {{"kind", "serving"},
+            {"load", {{"concurrency", 4}}},
+            {"metrics",
+             {{"chips", 2},
+              {"rated_power_w", 1400.0},
+              {"interactivity_tok_per_s_per_user", 100.0},
+              {"ttft_s", stats},
+              {"tpot_s", stats},
+              {"itl_s", stats},
+              {"e2el_s", stats},
+              {"throughput_tok_per_s", triple},
+              {"throughput_per_chip_tok_per_s", triple},
+              {"throughput_per_kw_tok_per_s", triple}}}}},
+          {"power",
+           {{"chips",
+             nlohmann::json::array({{{"sustained", nlohmann::json::array({{{"window_s", 0.01}, {"max_w", 450.0}}})}}})},
+            {"serving",
+             {{"throughput_per_kw_average_tok_per_s", {{"output", 1.0}, {"total", 2.0}}},
+              {"average_power_per_chip_w", 400.0},
+              {"tokens_per_joule", {{"output", 4.0}}}}}}}};
+}
+
+/// rowOf's refusal of `report`, "" when it takes it.
+std::string refusal(const nlohmann::json& report) {
+  try {
+    cli::results::rowOf(report, "r.json");
+    return "";
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+}
+
+TEST(MergedResults, ARowTakesOnlyAReportWhoseFieldsHaveTheirTypesAndSaysWhichDoesNot) {
+  const cli::results::Row row = cli::results::rowOf(servingReport(), "r.json");
+  EXPECT_EQ(row.summary["platform"], "p");
+  EXPECT_DOUBLE_EQ(row.summary["power"]["rated_w_per_chip"].get<double>(), 700.0);
+  EXPECT_DOUBLE_EQ(row.summary["power"]["energy_per_output_token_j"].get<double>(), 0.25);
+  EXPECT_EQ(row.summary["power"]["sustained_w_per_chip"][0]["max_w"], 450.0);
+  // A statistic of no samples is null: still a row.
+  nlohmann::json report = servingReport();
+  report["results"]["metrics"]["ttft_s"]["p99"] = nullptr;
+  EXPECT_EQ(refusal(report), "");
+  // What combine and pointsCsv would fail on (found by the fuzzer): refused, naming the field.
+  const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> cases{
+      {"/results/metrics/interactivity_tok_per_s_per_user is null, not a finite number",
+       [](nlohmann::json& r) { r["results"]["metrics"]["interactivity_tok_per_s_per_user"] = nullptr; }},
+      {"/inputs/model/name is a number, not a string", [](nlohmann::json& r) { r["inputs"]["model"]["name"] = 3; }},
+      {"/results/metrics/throughput_tok_per_s/total is missing",
+       [](nlohmann::json& r) { r["results"]["metrics"]["throughput_tok_per_s"].erase("total"); }},
+      {"/results/metrics/chips is 0, not a positive number",
+       [](nlohmann::json& r) { r["results"]["metrics"]["chips"] = 0; }},
+      {"/inputs/overrides/0 is a number, not a string", [](nlohmann::json& r) { r["inputs"]["overrides"][0] = 1; }},
+      {"/inputs/seed is -1, not a seed (an integer >= 0)", [](nlohmann::json& r) { r["inputs"]["seed"] = -1; }},
+      {"/power/chips/0/sustained/0/max_w is a string, not a finite number or null",
+       [](nlohmann::json& r) { r["power"]["chips"][0]["sustained"][0]["max_w"] = "450"; }},
+      {"/results/kind is 'serve', not serving or decode_step",
+       [](nlohmann::json& r) { r["results"]["kind"] = "serve"; }},
+      {"/results/metrics is missing", [](nlohmann::json& r) { r["results"].erase("metrics"); }},
+  };
+  for (const auto& [expected, edit] : cases) {
+    report = servingReport();
+    edit(report);
+    EXPECT_EQ(refusal(report), "r.json: not a complete scoville report (" + expected + ")");
+  }
+  EXPECT_EQ(refusal(nlohmann::json::array()), "r.json: not a complete scoville report (/results is missing)");
+}
+
+TEST(MergedResults, AMalformedSweepManifestIsRefusedNamingTheFieldNeverWithTheJsonLibrarysError) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("p"));
+  writeFile(dir.file("p/report.json"), servingReport().dump());
+  const auto refusalOf = [&](const std::string& manifest) -> std::string {
+    writeFile(dir.file("sweep.json"), manifest);
+    std::vector<std::pair<std::string, std::string>> missing;
+    try {
+      const std::vector<cli::results::Row> rows = cli::results::loadRows({dir.path()}, missing);
+      return rows.size() == 1 && rows[0].coordinates["concurrency"] == "4" ? "" : "wrong rows";
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(refusalOf(R"({"points": [{"id": "c4", "dir": "p", "coordinates": {"concurrency": "4"}}]})"), "");
+  const std::string file = dir.file("sweep.json");
+  EXPECT_EQ(refusalOf("{}"), file + ": not a sweep manifest (expected an object whose `points` is an array)");
+  EXPECT_EQ(refusalOf(R"({"points": {}})"),
+            file + ": not a sweep manifest (expected an object whose `points` is an array)");
+  EXPECT_EQ(refusalOf(R"({"points": [{"id": "c4", "coordinates": {}}]})"),
+            file + ": not a sweep manifest (points[0].dir: expected a string)");
+  EXPECT_EQ(refusalOf(R"({"points": [{"id": 4, "dir": "p", "coordinates": {}}]})"),
+            file + ": not a sweep manifest (points[0].id: expected a string)");
+  EXPECT_EQ(refusalOf(R"({"points": [{"id": "c4", "dir": "p", "coordinates": {"concurrency": 4}}]})"),
+            file + ": not a sweep manifest (points[0].coordinates.concurrency: expected a string)");
+  EXPECT_EQ(refusalOf(R"({"points": [7]})"), file + ": not a sweep manifest (points[0].id: expected a string)");
+}
+
+TEST(MergedResults, PointsCsvReadsNoKeyThatIsNotThereAndLeavesItsFieldEmpty) {
+  Json results = cli::results::combine({row("a", 1, 300, 600, 900)}, {}, {169.0, ""});
+  results["points"][0].erase("ttft_s");
+  results["points"][0]["power"].erase("sustained_w_per_chip");
+  results["points"][0]["throughput_tok_per_s"] = 5;  // not an object
+  results["series"][0]["frontier_per_chip"] = "x";
+  const std::string csv = cli::results::pointsCsv(results);
+  std::stringstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  std::getline(in, line);
+  EXPECT_NE(line.find("a-1,a,m,s,serving,8,1,300,,,1,"), std::string::npos) << line;
+  EXPECT_EQ(line.substr(line.size() - 4), ",0,1") << "not on the per-chip frontier as given";
+  const std::string empty = cli::results::pointsCsv(Json::object());
+  EXPECT_EQ(std::count(empty.begin(), empty.end(), '\n'), 1) << "no points: only the header";
+  EXPECT_EQ(empty.find("sustained_"), std::string::npos) << "and no sustained-power columns";
 }
 
 }  // namespace
