@@ -83,7 +83,7 @@ int calibratePowerCommand(const Args& args, std::ostream& out) {
     return kExitOk;
   }
   const tlm::TimingMode mode = parseTimingMode(timing);
-  const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
+  const std::string file = config::resolveConfigFile("dataset", "DATASET", "workloads/validation", datasetFile);
   const workload::KernelDataset dataset = workload::loadKernelDataset(file);
   if (!dataset.powerFit) {
     throw config::ConfigError(

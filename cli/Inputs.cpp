@@ -179,7 +179,7 @@ tlm::TimingMode parseTimingMode(const std::string& timing) {
 }
 
 workload::SoftwareStackConfig loadSoftwareStack(const std::string& option, const std::string& nameOrFile) {
-  const std::string file = config::resolveConfigFile(option, "workloads/stacks", nameOrFile);
+  const std::string file = config::resolveConfigFile("software-stack profile", option, "workloads/stacks", nameOrFile);
   return workload::SoftwareStackConfig::schema().parse(config::loadConfigFile("software_stack", file));
 }
 

@@ -70,7 +70,7 @@ int kernelsCommand(const Args& args, std::ostream& out) {
     return kExitOk;
   }
   const tlm::TimingMode mode = parseTimingMode(timing);
-  const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
+  const std::string file = config::resolveConfigFile("kernel dataset", "DATASET", "workloads/validation", datasetFile);
   const workload::KernelDataset dataset = workload::loadKernelDataset(file);
   if (inputs.platform.empty()) inputs.platform = dataset.platform;
   const Inputs loaded = loadInputs(inputs, false);

@@ -79,7 +79,7 @@ int memoryCommand(const Args& args, std::ostream& out) {
 
   config::Overrides overrides({"memory"});
   for (const std::string& s : sets) overrides.add(s);
-  const std::string file = config::resolveConfigFile("PART", "platforms/memory", partName);
+  const std::string file = config::resolveConfigFile("memory part", "PART", "platforms/memory", partName);
   const MemoryPart part =
       MemoryPart::schema().parse(config::loadConfigFile("memory", file, overrides.forRoot("memory")));
   if (!outDir.empty()) prepareOutputDirectory(outDir);

@@ -94,7 +94,7 @@ int validateCommand(const Args& args, std::ostream& out) {
     return kExitOk;
   }
   if (jobs == 0) throw ConfigError(ErrorKind::kOutOfRange, "--jobs", "--jobs must be at least 1");
-  const std::string file = config::resolveConfigFile("DATASET", "workloads/validation", datasetFile);
+  const std::string file = config::resolveConfigFile("dataset", "DATASET", "workloads/validation", datasetFile);
   const workload::ValidationDataset dataset = workload::loadValidationDataset(file);
   std::vector<std::string> ids;
   for (const workload::ValidationPoint& p : dataset.points) ids.push_back(p.id);

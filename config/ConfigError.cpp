@@ -32,19 +32,20 @@ std::string formatWhat(ErrorKind kind, const std::string& location, const std::s
   return fmt::format("error[{}]: {}: {}", errorKindName(kind), location, message);
 }
 
+/// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`: the optimal
+/// string alignment distance, so that a transposed pair ("t_rdc" for "t_rcd") counts as one typo.
 std::size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
-      diagonal = above;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 }  // namespace
 
@@ -56,16 +57,17 @@ ConfigError::ConfigError(ErrorKind kind, std::string location, std::string messa
 
 std::string nearestMatch(std::string_view word, const std::vector<std::string>& candidates) {
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
-  std::string best;
+  std::vector<std::string> best;
   std::size_t bestDistance = limit + 1;
   for (const std::string& candidate : candidates) {
     const std::size_t d = editDistance(word, candidate);
     if (d < bestDistance) {
       bestDistance = d;
-      best = candidate;
+      best.clear();
     }
+    if (d == bestDistance && std::find(best.begin(), best.end(), candidate) == best.end()) best.push_back(candidate);
   }
-  return best;
+  return fmt::format("{}", fmt::join(best, "' or '"));
 }
 
 }  // namespace scoville::config

@@ -46,8 +46,9 @@ class ConfigError : public std::runtime_error {
   std::string m_message;
 };
 
-/// The candidate closest to `word` by edit distance, or "" if none is close enough to be a
-/// plausible typo (distance at most max(2, |word|/3)).
+/// The candidate closest to `word` by edit distance (a swapped pair of letters counts as one
+/// edit), or "" if none is close enough to be a plausible typo (distance at most max(2, |word|/3)).
+/// Candidates equally close come joined by "' or '", for a message's "did you mean '{}'?".
 std::string nearestMatch(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace scoville::config

@@ -68,17 +68,22 @@ std::vector<std::string> shippedNames(const std::string& subdir) {
 }
 
 std::string resolveConfigFile(const std::string& optionName, const std::string& subdir, const std::string& nameOrFile) {
+  return resolveConfigFile(optionName, "--" + optionName, subdir, nameOrFile);
+}
+
+std::string resolveConfigFile(const std::string& what, const std::string& givenAs, const std::string& subdir,
+                              const std::string& nameOrFile) {
   const bool isPath = nameOrFile.find('/') != std::string::npos || fs::path(nameOrFile).extension() == ".yaml" ||
                       fs::path(nameOrFile).extension() == ".yml";
   if (isPath) {
     std::error_code ec;
     if (!fs::is_regular_file(nameOrFile, ec)) {
       const fs::file_status status = fs::status(nameOrFile, ec);
-      const char* what = !fs::exists(status)        ? "not found"
-                         : fs::is_directory(status) ? "is a directory, not a file"
-                                                    : "is not a regular file (a FIFO, device or socket)";
+      const char* problem = !fs::exists(status)        ? "not found"
+                            : fs::is_directory(status) ? "is a directory, not a file"
+                                                       : "is not a regular file (a FIFO, device or socket)";
       throw ConfigError(ErrorKind::kFileNotFound, nameOrFile,
-                        fmt::format("{} file {} (from --{} {})", optionName, what, optionName, nameOrFile));
+                        fmt::format("{} file {} (from {} {})", what, problem, givenAs, nameOrFile));
     }
     return nameOrFile;
   }
@@ -87,8 +92,8 @@ std::string resolveConfigFile(const std::string& optionName, const std::string& 
   if (fs::is_regular_file(shipped, ec)) return shipped.string();
   const std::vector<std::string> names = shippedNames(subdir);
   const std::string near = nearestMatch(nameOrFile, names);
-  throw ConfigError(ErrorKind::kUnknownName, "--" + optionName + " " + nameOrFile,
-                    fmt::format("no shipped {} named '{}'{}; shipped: {} (or give a path to a .yaml file)", optionName,
+  throw ConfigError(ErrorKind::kUnknownName, givenAs + " " + nameOrFile,
+                    fmt::format("no shipped {} named '{}'{}; shipped: {} (or give a path to a .yaml file)", what,
                                 nameOrFile, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near),
                                 names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }

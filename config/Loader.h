@@ -35,6 +35,12 @@ std::string dataDirectory();
 /// Throws kFileNotFound or kUnknownName (listing the shipped names).
 std::string resolveConfigFile(const std::string& optionName, const std::string& subdir, const std::string& nameOrFile);
 
+/// As above for a value given other than as `--what`: `what` names the kind of file in messages
+/// ("dataset"), `givenAs` where the value came from ("DATASET", "--software-stack",
+/// "scenario.software_stack").
+std::string resolveConfigFile(const std::string& what, const std::string& givenAs, const std::string& subdir,
+                              const std::string& nameOrFile);
+
 /// Names of the .yaml files shipped in <dataDir>/<subdir>, sorted.
 std::vector<std::string> shippedNames(const std::string& subdir);
 

@@ -37,7 +37,7 @@ void checkRange(const Node& node, double value, const Range& range, const std::s
 
 double readQuantity(const Node& node, Dimension dimension, const Range& range) {
   const std::string text =
-      node.scalar(fmt::format("a {} such as '{}'", dimensionName(dimension), dimensionExample(dimension)));
+      node.scalar(fmt::format("{} such as '{}'", aDimension(dimension), dimensionExample(dimension)));
   double value = 0.0;
   try {
     value = parseQuantityAs(text, dimension);
@@ -52,9 +52,9 @@ double readQuantity(const Node& node, Dimension dimension, const Range& range) {
     const double magnitude = std::fabs(value);
     if (magnitude < p.min || magnitude > p.max) {
       node.fail(ErrorKind::kOutOfRange,
-                fmt::format("key '{}' = '{}' is implausible: a {} must lie within {} .. {} (docs/config.md#plausible-"
+                fmt::format("key '{}' = '{}' is implausible: {} must lie within {} .. {} (docs/config.md#plausible-"
                             "ranges); a unit slip?",
-                            node.path(), text, dimensionName(dimension),
+                            node.path(), text, aDimension(dimension),
                             p.min > 0.0 ? formatQuantity(p.min, dimension) : "0", formatQuantity(p.max, dimension)));
     }
   }

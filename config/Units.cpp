@@ -137,11 +137,11 @@ double parseQuantityAs(std::string_view text, Dimension expected) {
     q = parseQuantity(text);
   } catch (const UnitError& e) {
     throw UnitError(
-        fmt::format("{}; expected a {} such as '{}'", e.what(), dimensionName(expected), dimensionExample(expected)));
+        fmt::format("{}; expected {} such as '{}'", e.what(), aDimension(expected), dimensionExample(expected)));
   }
   if (q.dimension != expected) {
-    throw UnitError(fmt::format("'{}' is a {}, expected a {} such as '{}'", trimBlanks(text),
-                                dimensionName(q.dimension), dimensionName(expected), dimensionExample(expected)));
+    throw UnitError(fmt::format("'{}' is {}, expected {} such as '{}'", trimBlanks(text), aDimension(q.dimension),
+                                aDimension(expected), dimensionExample(expected)));
   }
   return q.value;
 }
@@ -160,7 +160,7 @@ constexpr std::array<NamedDimension, 14> kNamed{{
     {dim::kDimensionless, "plain number", "1.5", "", {0.0, 0.0}},
     {dim::kTime, "time", "250 ns", "s", {0.0, kMaxConfigTimeS}},
     {dim::kFrequency, "frequency", "1.8 GHz", "Hz", {1e6, 1e13}},
-    {dim::kBytes, "size", "96 MiB", "B", {0.0, 1e21}},
+    {dim::kBytes, "size", "96 MiB", "B", {1.0, 1e21}},
     {dim::kBandwidth, "bandwidth", "4.8 TB/s", "B/s", {1e8, 1e18}},
     {dim::kEnergy, "energy", "2 nJ", "J", {0.0, 1e12}},
     {dim::kPower, "power", "700 W", "W", {0.0, 1e9}},
@@ -184,6 +184,11 @@ const NamedDimension* findNamed(Dimension d) {
 std::string dimensionName(Dimension d) {
   const NamedDimension* n = findNamed(d);
   return n ? std::string(n->name) : std::string("quantity");
+}
+
+std::string aDimension(Dimension d) {
+  const std::string name = dimensionName(d);
+  return (std::string("aeiou").find(name.front()) == std::string::npos ? "a " : "an ") + name;
 }
 
 std::string dimensionExample(Dimension d) {

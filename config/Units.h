@@ -74,6 +74,9 @@ double parseQuantityAs(std::string_view text, Dimension expected);
 /// Human name of a dimension ("bandwidth", "time", ...); "quantity" for unnamed ones.
 std::string dimensionName(Dimension d);
 
+/// dimensionName with its indefinite article: "a time", "an energy".
+std::string aDimension(Dimension d);
+
 /// A typical example value of a dimension, used in error messages and docs ("4.8 TB/s").
 std::string dimensionExample(Dimension d);
 

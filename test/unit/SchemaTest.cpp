@@ -225,6 +225,9 @@ TEST(ConfigError, NearestMatchOnlySuggestsPlausibleTypos) {
   EXPECT_EQ(nearestMatch("chanels", keys), "channels");
   EXPECT_EQ(nearestMatch("acess_latency", keys), "access_latency");
   EXPECT_EQ(nearestMatch("power", keys), "");
+  // A swapped pair is one typo; candidates equally close are all offered.
+  EXPECT_EQ(nearestMatch("t_rdc", {"t_rcd", "t_rfc", "t_rp"}), "t_rcd' or 't_rfc");
+  EXPECT_EQ(nearestMatch("chnanels", keys), "channels");
 }
 
 }  // namespace

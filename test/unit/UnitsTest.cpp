@@ -72,6 +72,9 @@ TEST(Units, PlausibleRangesBoundEveryTimeAndFloorTheRates) {
   }
   EXPECT_EQ(plausibleRange(dim::kDimensionless).max, 0.0) << "plain numbers have their own ranges";
   EXPECT_NE(plausibleRangesMarkdown().find("| bandwidth | 100 MB/s |"), std::string::npos) << plausibleRangesMarkdown();
+  EXPECT_EQ(plausibleRange(dim::kBytes).min, 1.0) << "a size of half a byte ('500 mB') is a slip";
+  EXPECT_EQ(aDimension(dim::kEnergy), "an energy");
+  EXPECT_EQ(aDimension(dim::kTime), "a time");
 }
 
 TEST(Units, WireLengthsAndEnergyPerBitAndMillimetre) {
