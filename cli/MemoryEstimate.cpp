@@ -1,7 +1,6 @@
 #include "cli/MemoryEstimate.h"
 
 #include <cstdint>
-#include <deque>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +8,7 @@
 
 #include "config/ConfigError.h"
 #include "config/Units.h"
+#include "hw/network/GraphFabric.h"
 #include "platforms/Platform.h"
 
 namespace scoville::cli {
@@ -37,32 +37,15 @@ double routeBytes(int hops) {
   return sizeof(std::vector<int>) + heapBlock(capacity * sizeof(int));
 }
 
-/// Every ordered chip pair's route, from the hop distances of a breadth-first search per chip.
+/// Every ordered chip pair's route, from the hop distances FabricRoutes' paths follow.
 double fabricRouteBytes(const hw::FabricGraph& graph) {
-  std::vector<std::vector<int>> adjacent(static_cast<std::size_t>(graph.nodes()));
-  for (const hw::FabricGraph::Edge& e : graph.edges) {
-    adjacent[static_cast<std::size_t>(e.a)].push_back(e.b);
-    adjacent[static_cast<std::size_t>(e.b)].push_back(e.a);
-  }
+  const hw::FabricAdjacency adjacent = hw::adjacency(graph);
   double bytes = sizeof(std::vector<std::vector<int>>);
-  std::vector<int> distance;
-  std::deque<int> queue;
   for (int dst = 0; dst < graph.chips; ++dst) {
-    distance.assign(adjacent.size(), -1);
-    distance[static_cast<std::size_t>(dst)] = 0;
-    queue.assign(1, dst);
-    while (!queue.empty()) {
-      const int node = queue.front();
-      queue.pop_front();
-      for (const int next : adjacent[static_cast<std::size_t>(node)]) {
-        if (distance[static_cast<std::size_t>(next)] < 0) {
-          distance[static_cast<std::size_t>(next)] = distance[static_cast<std::size_t>(node)] + 1;
-          queue.push_back(next);
-        }
-      }
-    }
-    for (int src = 0; src < graph.chips; ++src)
+    const std::vector<int> distance = hw::hopDistances(adjacent, dst);
+    for (int src = 0; src < graph.chips; ++src) {
       bytes += routeBytes(std::max(0, distance[static_cast<std::size_t>(src)]));
+    }
   }
   return bytes;
 }

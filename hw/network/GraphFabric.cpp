@@ -25,38 +25,6 @@ std::string edgeName(int index, const FabricGraph::Edge& e) {
   return "edge " + std::to_string(index) + " (" + std::to_string(e.a) + "-" + std::to_string(e.b) + ")";
 }
 
-/// Neighbours of every node as (neighbour, directed link id), sorted by neighbour id.
-std::vector<std::vector<std::pair<int, int>>> adjacency(const FabricGraph& g) {
-  std::vector<std::vector<std::pair<int, int>>> adj(static_cast<std::size_t>(g.nodes()));
-  for (std::size_t e = 0; e < g.edges.size(); ++e) {
-    const int forward = static_cast<int>(2 * e);
-    adj[static_cast<std::size_t>(g.edges[e].a)].emplace_back(g.edges[e].b, forward);
-    adj[static_cast<std::size_t>(g.edges[e].b)].emplace_back(g.edges[e].a, forward + 1);
-  }
-  for (auto& neighbours : adj) std::sort(neighbours.begin(), neighbours.end());
-  return adj;
-}
-
-/// Hops from `from` to every node (-1 where unreachable).
-std::vector<int> hopDistances(const std::vector<std::vector<std::pair<int, int>>>& adj, int from) {
-  std::vector<int> dist(adj.size(), -1);
-  std::queue<int> frontier;
-  dist[static_cast<std::size_t>(from)] = 0;
-  frontier.push(from);
-  while (!frontier.empty()) {
-    const int node = frontier.front();
-    frontier.pop();
-    for (const auto& [next, link] : adj[static_cast<std::size_t>(node)]) {
-      (void)link;
-      if (dist[static_cast<std::size_t>(next)] < 0) {
-        dist[static_cast<std::size_t>(next)] = dist[static_cast<std::size_t>(node)] + 1;
-        frontier.push(next);
-      }
-    }
-  }
-  return dist;
-}
-
 void checkLink(const std::string& where, const LinkConfig& link) {
   if (!(link.bandwidthBytesPerS > 0.0) || !std::isfinite(link.bandwidthBytesPerS)) {
     throw std::invalid_argument(where + ": link bandwidth must be positive");
@@ -189,6 +157,36 @@ double cutCapacity(const FabricGraph& g, const std::vector<bool>& inA) {
 }
 
 }  // namespace
+
+FabricAdjacency adjacency(const FabricGraph& g) {
+  FabricAdjacency adj(static_cast<std::size_t>(g.nodes()));
+  for (std::size_t e = 0; e < g.edges.size(); ++e) {
+    const int forward = static_cast<int>(2 * e);
+    adj[static_cast<std::size_t>(g.edges[e].a)].emplace_back(g.edges[e].b, forward);
+    adj[static_cast<std::size_t>(g.edges[e].b)].emplace_back(g.edges[e].a, forward + 1);
+  }
+  for (auto& neighbours : adj) std::sort(neighbours.begin(), neighbours.end());
+  return adj;
+}
+
+std::vector<int> hopDistances(const FabricAdjacency& adj, int from) {
+  std::vector<int> dist(adj.size(), -1);
+  std::queue<int> frontier;
+  dist[static_cast<std::size_t>(from)] = 0;
+  frontier.push(from);
+  while (!frontier.empty()) {
+    const int node = frontier.front();
+    frontier.pop();
+    for (const auto& [next, link] : adj[static_cast<std::size_t>(node)]) {
+      (void)link;
+      if (dist[static_cast<std::size_t>(next)] < 0) {
+        dist[static_cast<std::size_t>(next)] = dist[static_cast<std::size_t>(node)] + 1;
+        frontier.push(next);
+      }
+    }
+  }
+  return dist;
+}
 
 int FabricGraph::nodes() const {
   return chips + static_cast<int>(switchHopLatencyS.size());

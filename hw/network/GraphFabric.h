@@ -27,12 +27,13 @@
 #include <deque>
 #include <systemc>
 #include <tlm>
+#include <utility>
 #include <vector>
 
 #include "hw/network/NetworkConfig.h"
 #include "hw/network/SwitchPort.h"
-#include "tlm/ActivityBus.h"
 #include "stats/StatsGroup.h"
+#include "tlm/ActivityBus.h"
 
 namespace scoville::hw {
 
@@ -60,6 +61,15 @@ struct FabricGraph {
   /// (naming both chips).
   void validate() const;
 };
+
+/// Neighbours of every node of a graph as (neighbour, directed link id: 2e from edge e's a to b,
+/// 2e+1 back), sorted by neighbour id.
+using FabricAdjacency = std::vector<std::vector<std::pair<int, int>>>;
+FabricAdjacency adjacency(const FabricGraph& graph);
+
+/// Hops from node `from` to every node (-1 where unreachable), by breadth-first search: the
+/// distances FabricRoutes' shortest paths follow.
+std::vector<int> hopDistances(const FabricAdjacency& adj, int from);
 
 /// Direct all-to-all: one edge per chip pair carrying `linksPerPair` parallel links (bandwidth
 /// linksPerPair x link's, latency and framing the link's). chips >= 2; N(N-1)/2 edges, in order
