@@ -37,6 +37,7 @@
 #include "tlm/TransactionCount.h"
 #include "trace/ChromeTrace.h"
 #include "trace/UnitActivity.h"
+#include "workloads/Roofline.h"
 
 namespace po = boost::program_options;
 
@@ -324,6 +325,14 @@ nlohmann::ordered_json decodeResults(const runtime::PlatformDecodeRunner& runner
   worstChip.total = worstChip.bound();
   if (worstChip.total >= worst.total) worst = worstChip;
   const double bound = worst.total;
+  // Physics first: no step may be faster than its bytes over the bandwidth, its FLOPs over the
+  // peak and its messages over the links. One that is, is a bug in a module, never a result.
+  if (workload::beatsRoofline(step, bound)) {
+    throw std::logic_error(
+        fmt::format("the decode step took {} s, less than its roofline bound of {} s "
+                    "(memory {} s, compute {} s, communication {} s)",
+                    step, bound, worst.memory, worst.compute, worst.communication));
+  }
   const char* boundBy = worst.memory >= std::max(worst.compute, worst.communication) ? "memory"
                         : worst.compute >= worst.communication                       ? "compute"
                                                                                      : "communication";

@@ -616,7 +616,10 @@ void deriveCoordinates(std::vector<Row>& rows) {
     for (const auto& [key, value] : parsed[i]) values[key].insert(value);
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    for (const auto& [key, seen] : values) {
+    for (const auto& entry : values) {
+      // Not a structured binding: a lambda below captures the key (C++20; clang 14 refuses it).
+      const std::string& key = entry.first;
+      const std::set<std::string>& seen = entry.second;
       const auto it = parsed[i].find(key);
       if (seen.size() < 2 && it != parsed[i].end() &&
           std::all_of(parsed.begin(), parsed.end(), [&](const auto& p) { return p.count(key) > 0; })) {
