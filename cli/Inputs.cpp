@@ -134,10 +134,19 @@ std::set<std::string> selectedIds(const std::string& only, const std::vector<std
 }
 
 void refusePlaceholderOptions(const std::vector<std::string>& args) {
+  // The placeholders boost's error messages substitute (boost/program_options/errors.hpp).
+  static const char* const kPlaceholders[] = {"%option%", "%canonical_option%", "%original_token%",
+                                              "%value%",  "%prefix%",           "%example%"};
   for (const std::string& arg : args) {
     const std::string name = arg.substr(0, arg.find('='));
     if (name.size() > 1 && name[0] == '-' && name.find('%') != std::string::npos) {
       throw po::error(fmt::format("unknown option '{}': option names hold no '%'", name));
+    }
+    for (const char* placeholder : kPlaceholders) {
+      if (arg.find(placeholder) != std::string::npos) {
+        throw po::error(
+            fmt::format("argument '{}' holds '{}', which the option parser cannot print", arg, placeholder));
+      }
     }
   }
 }

@@ -81,9 +81,11 @@ tlm::TimingMode parseTimingMode(const std::string& timing);
 /// `option` (for its error messages). Throws config::ConfigError on bad input.
 workload::SoftwareStackConfig loadSoftwareStack(const std::string& option, const std::string& nameOrFile);
 
-/// Boost substitutes %placeholders% in an unknown option's name for ever when the name holds one
-/// (test/fuzz/regressions/percent-placeholder-hangs-run-args.txt); no option name has a '%', so
-/// such a word is refused first: boost::program_options::error naming it.
+/// Boost substitutes %placeholders% in an error message for ever when the option's name or the
+/// word it came from holds one (test/fuzz/regressions/percent-placeholder-hangs-run-args.txt,
+/// placeholder-in-ambiguous-option-value-run-args.txt); no option name has a '%', and no value
+/// needs a boost placeholder, so such a word is refused first: boost::program_options::error
+/// naming it.
 void refusePlaceholderOptions(const std::vector<std::string>& args);
 
 /// Parses a command's arguments, all options of `description` (not yet notified). A word that is
