@@ -515,26 +515,28 @@ std::string pointsCsv(const Json& results) {
     std::vector<std::string> f;
     for (const char* key : {"id", "platform", "model", "scenario", "kind"}) f.push_back(csvField(lookup(p, {key})));
     for (const std::string& name : names) f.push_back(csvField(lookup(p, {"coordinates", name.c_str()})));
-    for (const auto& path :
-         std::vector<std::initializer_list<const char*>>{{"chips"},
-                                                         {"concurrency"},
-                                                         {"interactivity_tok_per_s_per_user"},
-                                                         {"ttft_s", "median"},
-                                                         {"ttft_s", "p99"},
-                                                         {"tpot_s", "median"},
-                                                         {"itl_s", "median"},
-                                                         {"itl_s", "p99"},
-                                                         {"e2el_s", "median"},
-                                                         {"e2el_s", "p99"},
-                                                         {"throughput_tok_per_s", "total"},
-                                                         {"throughput_tok_per_s", "output"},
-                                                         {"throughput_per_chip_tok_per_s", "total"},
-                                                         {"throughput_per_chip_tok_per_s", "output"},
-                                                         {"throughput_per_kw_rated_tok_per_s", "total"},
-                                                         {"throughput_per_kw_average_tok_per_s", "total"},
-                                                         {"power", "rated_w_per_chip"},
-                                                         {"power", "average_w_per_chip"}}) {
-      f.push_back(csvField(lookup(p, path)));
+    // (key, key below it or nullptr); pairs, not initializer_lists: a list's array lives only as
+    // long as the expression that makes it.
+    static const std::pair<const char*, const char*> kColumns[] = {{"chips", nullptr},
+                                                                   {"concurrency", nullptr},
+                                                                   {"interactivity_tok_per_s_per_user", nullptr},
+                                                                   {"ttft_s", "median"},
+                                                                   {"ttft_s", "p99"},
+                                                                   {"tpot_s", "median"},
+                                                                   {"itl_s", "median"},
+                                                                   {"itl_s", "p99"},
+                                                                   {"e2el_s", "median"},
+                                                                   {"e2el_s", "p99"},
+                                                                   {"throughput_tok_per_s", "total"},
+                                                                   {"throughput_tok_per_s", "output"},
+                                                                   {"throughput_per_chip_tok_per_s", "total"},
+                                                                   {"throughput_per_chip_tok_per_s", "output"},
+                                                                   {"throughput_per_kw_rated_tok_per_s", "total"},
+                                                                   {"throughput_per_kw_average_tok_per_s", "total"},
+                                                                   {"power", "rated_w_per_chip"},
+                                                                   {"power", "average_w_per_chip"}};
+    for (const auto& [key, below] : kColumns) {
+      f.push_back(csvField(below == nullptr ? lookup(p, {key}) : lookup(p, {key, below})));
     }
     const Json& sustained = items(lookup(p, {"power", "sustained_w_per_chip"}));
     for (std::size_t w = 0; w < windows.size(); ++w) {
