@@ -66,7 +66,7 @@ RunReport RunReport::read(const std::string& path) {
   return fromJson(nlohmann::json::parse(in, nullptr, false));
 }
 
-std::string reportMismatch(const RunRequest& request, const std::string& reportPath) {
+std::string reportMismatch(const RunRequest& request, const std::string& reportPath, const std::string* inputsDigest) {
   if (!std::filesystem::exists(reportPath)) return "no report yet";
   nlohmann::json report;
   try {
@@ -97,10 +97,14 @@ std::string reportMismatch(const RunRequest& request, const std::string& reportP
     if (!report.at("results").is_object()) return "its report has no results";
     // Last, as it reads the files: their contents, includes and traces too, as this run would.
     std::string digest;
-    try {
-      digest = loadInputs(request.inputs, true).digest;
-    } catch (const config::ConfigError& e) {
-      return fmt::format("its inputs do not load ({})", e.what());
+    if (inputsDigest != nullptr) {
+      digest = *inputsDigest;
+    } else {
+      try {
+        digest = loadInputs(request.inputs, true).digest;
+      } catch (const config::ConfigError& e) {
+        return fmt::format("its inputs do not load ({})", e.what());
+      }
     }
     if (inputs.at("digest").get<std::string>() != digest) return "its input files changed";
   } catch (const std::exception& e) {

@@ -50,7 +50,9 @@ struct RunReport {
 /// Why the report at `reportPath` cannot stand for the run `request` asks for ("" when it can):
 /// missing, unreadable, another report schema or simulator version, other inputs (platform, model,
 /// scenario as given, overrides as a set, seed, timing), or no results. The output directory and
-/// the printing and tracing options are not inputs.
-std::string reportMismatch(const RunRequest& request, const std::string& reportPath);
+/// the printing and tracing options are not inputs. `inputsDigest`, when given, is the request's
+/// Inputs::digest already computed; otherwise the inputs are loaded again to compute it.
+std::string reportMismatch(const RunRequest& request, const std::string& reportPath,
+                           const std::string* inputsDigest = nullptr);
 
 }  // namespace scoville::cli

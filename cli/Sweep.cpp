@@ -198,7 +198,7 @@ nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& poin
 }
 
 std::string staleReason(const Spec& spec, const Point& point, const std::string& reportPath) {
-  return reportMismatch(runRequest(spec, point, ""), reportPath);
+  return reportMismatch(runRequest(spec, point, ""), reportPath, point.digest.empty() ? nullptr : &point.digest);
 }
 
 Argv::Argv(const std::string& executable, const std::vector<std::string>& args) : m_strings{executable} {

@@ -52,6 +52,7 @@ struct Point {
   std::vector<std::pair<std::string, std::string>> coordinates;  ///< axis name -> value
   std::vector<std::string> sets;  ///< every --set of its run: the common ones, then its axes' (expanded)
   std::string id;                 ///< its directory under points/: readable, and unique per inputs
+  std::string digest;             ///< its Inputs::digest once loaded ("" until then)
 };
 
 /// The --set options that give `axis` the value `value`; `chipTypes` is the platform's number of
@@ -70,7 +71,8 @@ nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& poin
 
 /// Why the report at `reportPath` cannot stand for `point` ("" when it can): reportMismatch
 /// (cli/RunReport.h) against the point's runRequest: missing, unreadable, another schema or
-/// version, or other inputs (platform, model, scenario, overrides, seed, timing).
+/// version, or other inputs (platform, model, scenario, overrides, seed, timing, the contents of
+/// the files they name: `point.digest` where set, else loaded again).
 std::string staleReason(const Spec& spec, const Point& point, const std::string& reportPath);
 
 /// Child processes, each with stdout and stderr in a log file and stdin from /dev/null.

@@ -216,9 +216,10 @@ std::pair<sweep::Spec, std::vector<sweep::Point>> planSweep(const SweepOptions& 
 
   std::vector<sweep::Point> points =
       expandGrid(spec, [&](const std::string& platform) { return base.at(platform).platform.chipTypes.size(); });
-  for (const sweep::Point& point : points) {
+  for (sweep::Point& point : points) {
     try {
-      loadInputs({point.platform, spec.model, spec.scenario, point.sets}, true);
+      // Loaded once: the digest serves every later check of the point's report.
+      point.digest = loadInputs({point.platform, spec.model, spec.scenario, point.sets}, true).digest;
     } catch (const ConfigError& e) {
       throw ConfigError(e.kind(), e.location(), fmt::format("{} (sweep point {})", e.message(), describePoint(point)));
     }
