@@ -151,32 +151,40 @@ void refusePlaceholderOptions(const std::vector<std::string>& args) {
   }
 }
 
-po::variables_map parseOptions(const std::vector<std::string>& args, const po::options_description& description) {
+namespace {
+
+/// The one parser behind parseOptions and parseWithPositional: every option of `description`,
+/// then, where `positional` is given, one word that is no option's value stored there; any other
+/// such word is a usage error naming it. Not notified.
+po::variables_map parseArguments(const std::vector<std::string>& args, const po::options_description& description,
+                                 std::string* positional) {
   refusePlaceholderOptions(args);
   po::options_description hidden;
+  if (positional != nullptr) hidden.add_options()("positional", po::value<std::string>());
   hidden.add_options()("stray-words", po::value<std::vector<std::string>>());
   po::options_description options;
   options.add(description).add(hidden);
   po::positional_options_description position;
+  if (positional != nullptr) position.add("positional", 1);
   position.add("stray-words", -1);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).positional(position).run(), vm);
   if (vm.count("stray-words")) {
     throw po::error(fmt::format("unexpected argument '{}'", vm["stray-words"].as<std::vector<std::string>>().front()));
   }
+  if (positional != nullptr && vm.count("positional")) *positional = vm["positional"].as<std::string>();
   return vm;
+}
+
+}  // namespace
+
+po::variables_map parseOptions(const std::vector<std::string>& args, const po::options_description& description) {
+  return parseArguments(args, description, nullptr);
 }
 
 po::variables_map parseWithPositional(const std::vector<std::string>& args, const po::options_description& visible,
                                       std::string& positional) {
-  po::options_description hidden;
-  hidden.add_options()("positional", po::value(&positional));
-  po::options_description options;
-  options.add(visible).add(hidden);
-  po::positional_options_description position;
-  position.add("positional", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(position).run(), vm);
+  po::variables_map vm = parseArguments(args, visible, &positional);
   po::notify(vm);
   return vm;
 }

@@ -94,7 +94,8 @@ boost::program_options::variables_map parseOptions(const std::vector<std::string
                                                    const boost::program_options::options_description& description);
 
 /// Parses a command's arguments: the options of `visible` (what --help shows) and one positional
-/// argument stored in `positional` (a dataset file, say; left as it is when absent).
+/// argument stored in `positional` (a dataset file, say; left as it is when absent); a second one
+/// is a usage error naming it. Notified.
 boost::program_options::variables_map parseWithPositional(const std::vector<std::string>& args,
                                                           const boost::program_options::options_description& visible,
                                                           std::string& positional);
