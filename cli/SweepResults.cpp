@@ -463,6 +463,29 @@ std::string csvField(const Json& value) {
 
 }  // namespace
 
+const std::vector<PointColumn>& pointColumns() {
+  static const std::vector<PointColumn> kColumns{
+      {"chips", "chips", nullptr},
+      {"concurrency", "concurrency", nullptr},
+      {"interactivity_tok_per_s_per_user", "interactivity_tok_per_s_per_user", nullptr},
+      {"ttft_median_s", "ttft_s", "median"},
+      {"ttft_p99_s", "ttft_s", "p99"},
+      {"tpot_median_s", "tpot_s", "median"},
+      {"itl_median_s", "itl_s", "median"},
+      {"itl_p99_s", "itl_s", "p99"},
+      {"e2el_median_s", "e2el_s", "median"},
+      {"e2el_p99_s", "e2el_s", "p99"},
+      {"throughput_total_tok_per_s", "throughput_tok_per_s", "total"},
+      {"throughput_output_tok_per_s", "throughput_tok_per_s", "output"},
+      {"throughput_per_chip_total_tok_per_s", "throughput_per_chip_tok_per_s", "total"},
+      {"throughput_per_chip_output_tok_per_s", "throughput_per_chip_tok_per_s", "output"},
+      {"throughput_per_kw_rated_total_tok_per_s", "throughput_per_kw_rated_tok_per_s", "total"},
+      {"throughput_per_kw_average_total_tok_per_s", "throughput_per_kw_average_tok_per_s", "total"},
+      {"rated_w_per_chip", "power", "rated_w_per_chip"},
+      {"average_w_per_chip", "power", "average_w_per_chip"}};
+  return kColumns;
+}
+
 std::string pointsCsv(const Json& results) {
   static const Json kNoItems = Json::array();
   const auto items = [](const Json& value) -> const Json& { return value.is_array() ? value : kNoItems; };
@@ -495,14 +518,7 @@ std::string pointsCsv(const Json& results) {
   }
   std::vector<std::string> header{"id", "platform", "model", "scenario", "kind"};
   header.insert(header.end(), names.begin(), names.end());
-  for (const char* column :
-       {"chips", "concurrency", "interactivity_tok_per_s_per_user", "ttft_median_s", "ttft_p99_s", "tpot_median_s",
-        "itl_median_s", "itl_p99_s", "e2el_median_s", "e2el_p99_s", "throughput_total_tok_per_s",
-        "throughput_output_tok_per_s", "throughput_per_chip_total_tok_per_s", "throughput_per_chip_output_tok_per_s",
-        "throughput_per_kw_rated_total_tok_per_s", "throughput_per_kw_average_total_tok_per_s", "rated_w_per_chip",
-        "average_w_per_chip"}) {
-    header.emplace_back(column);
-  }
+  for (const PointColumn& column : pointColumns()) header.emplace_back(column.header);
   for (const Json& w : windows) {
     header.push_back(w.is_number() ? fmt::format("sustained_{}s_max_w_per_chip", w.get<double>())
                                    : "sustained_max_w_per_chip");
@@ -515,28 +531,8 @@ std::string pointsCsv(const Json& results) {
     std::vector<std::string> f;
     for (const char* key : {"id", "platform", "model", "scenario", "kind"}) f.push_back(csvField(lookup(p, {key})));
     for (const std::string& name : names) f.push_back(csvField(lookup(p, {"coordinates", name.c_str()})));
-    // (key, key below it or nullptr); pairs, not initializer_lists: a list's array lives only as
-    // long as the expression that makes it.
-    static const std::pair<const char*, const char*> kColumns[] = {{"chips", nullptr},
-                                                                   {"concurrency", nullptr},
-                                                                   {"interactivity_tok_per_s_per_user", nullptr},
-                                                                   {"ttft_s", "median"},
-                                                                   {"ttft_s", "p99"},
-                                                                   {"tpot_s", "median"},
-                                                                   {"itl_s", "median"},
-                                                                   {"itl_s", "p99"},
-                                                                   {"e2el_s", "median"},
-                                                                   {"e2el_s", "p99"},
-                                                                   {"throughput_tok_per_s", "total"},
-                                                                   {"throughput_tok_per_s", "output"},
-                                                                   {"throughput_per_chip_tok_per_s", "total"},
-                                                                   {"throughput_per_chip_tok_per_s", "output"},
-                                                                   {"throughput_per_kw_rated_tok_per_s", "total"},
-                                                                   {"throughput_per_kw_average_tok_per_s", "total"},
-                                                                   {"power", "rated_w_per_chip"},
-                                                                   {"power", "average_w_per_chip"}};
-    for (const auto& [key, below] : kColumns) {
-      f.push_back(csvField(below == nullptr ? lookup(p, {key}) : lookup(p, {key, below})));
+    for (const PointColumn& c : pointColumns()) {
+      f.push_back(csvField(c.below == nullptr ? lookup(p, {c.key}) : lookup(p, {c.key, c.below})));
     }
     const Json& sustained = items(lookup(p, {"power", "sustained_w_per_chip"}));
     for (std::size_t w = 0; w < windows.size(); ++w) {

@@ -56,6 +56,17 @@ nlohmann::ordered_json combine(const std::vector<Row>& rows,
                                const std::vector<std::pair<std::string, std::string>>& missing,
                                const MergeOptions& options);
 
+/// A metric column of points.csv: its header, and the key of a results.json point it holds
+/// (`below`: the key under that one, or nullptr).
+struct PointColumn {
+  const char* header;
+  const char* key;
+  const char* below;
+};
+
+/// points.csv's metric columns between the coordinates and the sustained-power windows, in order.
+const std::vector<PointColumn>& pointColumns();
+
 /// points.csv: one line per point with its coordinates and headline metrics.
 std::string pointsCsv(const nlohmann::ordered_json& results);
 

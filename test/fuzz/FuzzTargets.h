@@ -466,15 +466,14 @@ inline void checkReportSummary(const cli::RunReport& r, const nlohmann::json& re
   same(r.inferenceX.intvty.mean, {"results", "metrics", "inferencex", "mean_intvty"}, "intvty.mean");
 }
 
-/// False when a key pointsCsv reads is missing from a map of `results`: pointsCsv reads them
-/// with nlohmann's const operator[], which is undefined behaviour for a missing key (a map of
-/// another type throws instead, which is fine here).
+/// Whether combine's `results` hold every key pointsCsv writes a column of (pointColumns(), the
+/// ids and names, the frontiers and the sustained-power windows): where one is missing the CSV
+/// field would be silently empty.
 inline bool pointsCsvKeysPresent(const nlohmann::ordered_json& results) {
   const auto has = [](const nlohmann::ordered_json& at, std::initializer_list<const char*> path) {
     const nlohmann::ordered_json* node = &at;
     for (const char* key : path) {
-      if (!node->is_object()) return true;
-      if (!node->contains(key)) return false;
+      if (!node->is_object() || !node->contains(key)) return false;
       node = &(*node)[key];
     }
     return true;
@@ -484,36 +483,14 @@ inline bool pointsCsvKeysPresent(const nlohmann::ordered_json& results) {
     if (!has(series, {"frontier_per_chip"}) || !has(series, {"frontier_per_kw"})) return false;
   }
   for (const auto& p : results["points"]) {
-    for (const auto path :
-         std::initializer_list<std::initializer_list<const char*>>{{"id"},
-                                                                   {"platform"},
-                                                                   {"model"},
-                                                                   {"scenario"},
-                                                                   {"kind"},
-                                                                   {"coordinates"},
-                                                                   {"chips"},
-                                                                   {"concurrency"},
-                                                                   {"interactivity_tok_per_s_per_user"},
-                                                                   {"ttft_s", "median"},
-                                                                   {"ttft_s", "p99"},
-                                                                   {"tpot_s", "median"},
-                                                                   {"itl_s", "median"},
-                                                                   {"itl_s", "p99"},
-                                                                   {"e2el_s", "median"},
-                                                                   {"e2el_s", "p99"},
-                                                                   {"throughput_tok_per_s", "total"},
-                                                                   {"throughput_tok_per_s", "output"},
-                                                                   {"throughput_per_chip_tok_per_s", "total"},
-                                                                   {"throughput_per_chip_tok_per_s", "output"},
-                                                                   {"throughput_per_kw_rated_tok_per_s", "total"},
-                                                                   {"throughput_per_kw_average_tok_per_s", "total"},
-                                                                   {"power", "rated_w_per_chip"},
-                                                                   {"power", "average_w_per_chip"},
-                                                                   {"power", "sustained_w_per_chip"},
-                                                                   {"power", "energy_per_output_token_j"}}) {
-      if (!has(p, path)) return false;
+    for (const char* key : {"id", "platform", "model", "scenario", "kind", "coordinates"}) {
+      if (!has(p, {key})) return false;
     }
-    if (p.is_object() && p["power"].is_object() && p["power"]["sustained_w_per_chip"].is_array()) {
+    for (const cli::results::PointColumn& c : cli::results::pointColumns()) {
+      if (!(c.below == nullptr ? has(p, {c.key}) : has(p, {c.key, c.below}))) return false;
+    }
+    if (!has(p, {"power", "sustained_w_per_chip"}) || !has(p, {"power", "energy_per_output_token_j"})) return false;
+    if (p["power"]["sustained_w_per_chip"].is_array()) {
       for (const auto& w : p["power"]["sustained_w_per_chip"]) {
         if (!has(w, {"window_s"}) || !has(w, {"max_w"})) return false;
       }
