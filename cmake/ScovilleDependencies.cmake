@@ -12,3 +12,4 @@ find_package(yaml-cpp REQUIRED)             # target: yaml-cpp (no namespace in 
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 find_package(nlohmann_json 3.10 REQUIRED)   # target: nlohmann_json::nlohmann_json
 find_package(fmt REQUIRED)                  # target: fmt::fmt
+find_package(Eigen3 3.3 REQUIRED NO_MODULE) # target: Eigen3::Eigen (the thermal model's linear algebra)

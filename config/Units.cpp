@@ -12,13 +12,14 @@ namespace {
 struct Atom {
   std::string_view symbol;
   Dimension dimension;
-  double scale;       // SI value of one unit
-  bool binaryPrefix;  // Ki/Mi/... allowed
+  double scale;          // SI value of one unit
+  bool binaryPrefix;     // Ki/Mi/... allowed
+  bool prefixed = true;  // false: no prefix at all (the temperature units)
 };
 
 // Longest symbols first so "Hz" wins over "z"-less matches and "bit" over "b"; the metre last, so
 // that "ms" is a millisecond and "mm" a millimetre.
-constexpr std::array<Atom, 12> kAtoms{{
+constexpr std::array<Atom, 14> kAtoms{{
     {"FLOP", dim::kFlops, 1.0, false},
     {"flop", dim::kFlops, 1.0, false},
     {"bps", {-1, 1, 0, 0}, 1.0 / 8.0, false},
@@ -31,6 +32,8 @@ constexpr std::array<Atom, 12> kAtoms{{
     {"W", dim::kPower, 1.0, false},
     {"V", dim::kVoltage, 1.0, false},
     {"m", dim::kLength, 1.0, false},
+    {"K", dim::kTemperature, 1.0, false, false},
+    {"C", dim::kTemperature, 1.0, false, false},
 }};
 
 struct Prefix {
@@ -62,7 +65,8 @@ constexpr std::array<Prefix, 17> kPrefixes{{
 Dimension divide(Dimension a, Dimension b) {
   return Dimension{static_cast<int8_t>(a.time - b.time),     static_cast<int8_t>(a.bytes - b.bytes),
                    static_cast<int8_t>(a.energy - b.energy), static_cast<int8_t>(a.flops - b.flops),
-                   static_cast<int8_t>(a.volts - b.volts),   static_cast<int8_t>(a.metres - b.metres)};
+                   static_cast<int8_t>(a.volts - b.volts),   static_cast<int8_t>(a.metres - b.metres),
+                   static_cast<int8_t>(a.kelvin - b.kelvin)};
 }
 
 // One unit term such as "TB", "ns", "pJ", "Gbit". Returns false when it is not a known unit.
@@ -72,6 +76,7 @@ bool parseTerm(std::string_view term, Quantity& out) {
       continue;
     }
     std::string_view prefix = term.substr(0, term.size() - atom.symbol.size());
+    if (!atom.prefixed && !prefix.empty()) continue;
     for (const Prefix& p : kPrefixes) {
       if (p.symbol == prefix && (!p.binary || atom.binaryPrefix)) {
         out = Quantity{p.scale * atom.scale, atom.dimension};
@@ -156,7 +161,7 @@ struct NamedDimension {
 };
 // The floors keep a step's duration bounded (a bandwidth, clock or rate near zero makes one step
 // last for ever); the ceilings keep products and sums finite.
-constexpr std::array<NamedDimension, 14> kNamed{{
+constexpr std::array<NamedDimension, 17> kNamed{{
     {dim::kDimensionless, "plain number", "1.5", "", {0.0, 0.0}},
     {dim::kTime, "time", "250 ns", "s", {0.0, kMaxConfigTimeS}},
     {dim::kFrequency, "frequency", "1.8 GHz", "Hz", {1e6, 1e13}},
@@ -171,6 +176,9 @@ constexpr std::array<NamedDimension, 14> kNamed{{
     {dim::kVoltage, "voltage", "0.8 V", "V", {0.0, 1e3}},
     {dim::kLength, "length", "15 mm", "m", {0.0, 1e4}},
     {dim::kEnergyPerByteLength, "energy per byte (or bit) and wire length", "0.1 pJ/bit/mm", "J/B/m", {0.0, 1.0}},
+    {dim::kTemperature, "temperature", "105 C", "C", {0.0, 1e3}},
+    {dim::kThermalResistance, "thermal resistance", "0.05 K/W", "K/W", {1e-6, 1e3}},
+    {dim::kHeatCapacity, "heat capacity", "40 J/K", "J/K", {1e-6, 1e9}},
 }};
 
 const NamedDimension* findNamed(Dimension d) {

@@ -7,7 +7,10 @@
 // double from then on. A unit is one term, optionally divided by one or two more ("pJ/bit/mm").
 //
 // Prefixes: decimal f p n u m k/K M G T P (10^3 steps); binary Ki Mi Gi Ti Pi (2^10 steps) on
-// B and bit only. "b"/"bit" are bits (1/8 byte), "B" bytes; "Gbps" is accepted for Gbit/s.
+// B and bit only. Temperatures: "K" (kelvin) and "C" (degrees Celsius) take no prefix and count one
+// degree each, so that "25 K" and "25 C" are the same difference; absolute temperatures are
+// Celsius (an offset the parser does not apply). "b"/"bit" are bits (1/8 byte), "B" bytes; "Gbps" is accepted for
+// Gbit/s.
 
 #include <cstdint>
 #include <stdexcept>
@@ -17,7 +20,8 @@
 namespace scoville::config {
 
 /// Physical dimension as integer exponents of the base quantities time, bytes, energy, FLOPs,
-/// volts (for DVFS operating points) and metres (on-chip wire lengths).
+/// volts (for DVFS operating points), metres (on-chip wire lengths) and kelvin (the thermal
+/// model: temperatures, thermal resistances and heat capacities).
 struct Dimension {
   int8_t time = 0;
   int8_t bytes = 0;
@@ -25,10 +29,11 @@ struct Dimension {
   int8_t flops = 0;
   int8_t volts = 0;
   int8_t metres = 0;
+  int8_t kelvin = 0;
 
   friend bool operator==(const Dimension& a, const Dimension& b) {
     return a.time == b.time && a.bytes == b.bytes && a.energy == b.energy && a.flops == b.flops && a.volts == b.volts &&
-           a.metres == b.metres;
+           a.metres == b.metres && a.kelvin == b.kelvin;
   }
   friend bool operator!=(const Dimension& a, const Dimension& b) { return !(a == b); }
 };
@@ -48,6 +53,11 @@ inline constexpr Dimension kFlopRate{-1, 0, 0, 1};
 inline constexpr Dimension kVoltage{0, 0, 0, 0, 1};
 inline constexpr Dimension kLength{0, 0, 0, 0, 0, 1};
 inline constexpr Dimension kEnergyPerByteLength{0, -1, 1, 0, 0, -1};  ///< on-chip wires: per byte per metre
+/// A temperature or a temperature difference: "105 C" or "25 K" (one degree either way; an absolute
+/// temperature is read in degrees Celsius, see ThermalConfig).
+inline constexpr Dimension kTemperature{0, 0, 0, 0, 0, 0, 1};
+inline constexpr Dimension kThermalResistance{1, 0, -1, 0, 0, 0, 1};  ///< K/W
+inline constexpr Dimension kHeatCapacity{0, 0, 1, 0, 0, 0, -1};       ///< J/K
 }  // namespace dim
 
 /// A value in SI base units together with its dimension.

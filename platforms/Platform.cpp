@@ -128,7 +128,8 @@ void Platform::attachPower() {
   for (int i = 0; i < chipCount(); ++i) {
     const hw::ChipConfig& chip = m_config.chipConfig(i);
     specs.push_back(power::ChipPowerSpec{PlatformConfig::chipName(i), chip.name, chip.ratedPowerW,
-                                         chip.power ? &*chip.power : nullptr, chip.hbm.burstBytes});
+                                         chip.power ? &*chip.power : nullptr, chip.hbm.burstBytes,
+                                         chip.thermal ? &*chip.thermal : nullptr});
   }
   // Switches of the switched and leaf-spine topologies share the `network.switch` type; the
   // switches of a custom topology have no energy model.
@@ -146,14 +147,20 @@ void Platform::attachPower() {
     hw::Chip& chip = *m_chips[static_cast<std::size_t>(i)];
     power::ChipPower& listener = *m_power->chip(static_cast<std::size_t>(i));
     chip.activityBus().subscribe(listener);
-    // The governor is the chip's power manager's; it reads the chip's power model as telemetry.
+    // The thermal model and the governor are the chip's power manager's; they read the chip's power
+    // model as telemetry.
+    if (chip.config().thermal) chip.powerManager().thermal(*chip.config().thermal, chip.config().ratedPowerW, listener);
     chip.powerManager().govern(governor, governor.capW(chip.config().ratedPowerW), listener);
   }
   m_networkActivity.subscribe(*m_power);
 }
 
 void Platform::settlePower() {
-  for (const auto& chip : m_chips) chip->powerManager().settle();
+  const double endS = sc_core::sc_time_stamp().to_seconds();
+  for (std::size_t i = 0; i < m_chips.size(); ++i) {
+    // A mirrored chip is not simulated: its thermal model is its leader's (PowerMonitor::setMirrors).
+    m_chips[i]->powerManager().settle(endS, !(m_power && m_power->mirrored(i)));
+  }
 }
 
 void Platform::buildSwitched() {

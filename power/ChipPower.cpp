@@ -18,19 +18,21 @@ const char* servingStateName(ServingState state) {
 }
 
 ChipPower::ChipPower(std::string name, std::string type, const ChipEnergyConfig& energy, double hbmBurstBytes,
-                     double ratedW, double intervalS, std::size_t maxBins)
+                     double ratedW, double intervalS, std::size_t maxBins, const ThermalConfig* thermal)
     : m_name(std::move(name)),
       m_type(std::move(type)),
       m_energy(energy),
+      m_thermalConfig(thermal),
       m_burstBytes(hbmBurstBytes),
       m_ratedW(ratedW),
       m_timeline(intervalS, maxBins, kLevels),
       m_savedBins(intervalS, maxBins) {}
 
-void ChipPower::keepRecent() {
+void ChipPower::keepRecent(bool hbm) {
   // At the configured interval whatever the report's timeline does.
-  m_recent.emplace(m_timeline.interval());
-  m_recentCore.emplace(m_timeline.interval());
+  if (!m_recent) m_recent.emplace(m_timeline.interval());
+  if (!m_recentCore) m_recentCore.emplace(m_timeline.interval());
+  if (hbm && !m_recentHbm) m_recentHbm.emplace(m_timeline.interval());
 }
 
 double ChipPower::recentJ(double from, double to) const {
@@ -41,14 +43,24 @@ double ChipPower::recentCoreJ(double from, double to) const {
   return m_recentCore ? m_recentCore->energyIn(from, to) : 0.0;
 }
 
+double ChipPower::recentHbmJ(double from, double to) const {
+  return m_recentHbm ? m_recentHbm->energyIn(from, to) : 0.0;
+}
+
 void ChipPower::forgetBefore(double timeS) const {
   if (m_recent) m_recent->dropBefore(timeS);
   if (m_recentCore) m_recentCore->dropBefore(timeS);
+  if (m_recentHbm) m_recentHbm->dropBefore(timeS);
 }
 
 double ChipPower::staticAtW(double voltageScale) const {
   const double gated = m_arrays > 0 ? m_energy.tensorCore.staticW * static_cast<double>(m_gated) / m_arrays : 0.0;
-  return m_energy.staticAtW(voltageScale, gated);
+  return m_energy.staticAtW(voltageScale, gated, m_thermal.leakageScale);
+}
+
+double ChipPower::coreLeakageRefW(double voltageScale) const {
+  const double gated = m_arrays > 0 ? m_energy.tensorCore.staticW * static_cast<double>(m_gated) / m_arrays : 0.0;
+  return (m_energy.coreStaticW() - gated) * m_energy.leakageScale(voltageScale * m_energy.nominalVoltage());
 }
 
 double ChipPower::savedW() const {
@@ -56,6 +68,7 @@ double ChipPower::savedW() const {
 }
 
 void ChipPower::onActivity(const tlm::ActivityEvent& e) {
+  if (m_mirror) return;
   const CountedEvent counted = countEvent(m_energy, e, m_burstBytes, m_voltageScale, m_frequencyScale);
   if (counted.size == 0) return;
   const double start = tlm::seconds(e.start);
@@ -73,6 +86,11 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
   if (m_recent) {
     m_recent->add(joules, start, end);
     if (counted.coreJ > 0.0) m_recentCore->add(counted.coreJ, start, end);
+    if (m_recentHbm) {
+      for (std::size_t i = 0; i < counted.size; ++i) {
+        if (counted.parts[i].level == Level::kHbm) m_recentHbm->add(counted.parts[i].joules, start, end);
+      }
+    }
   }
   // Moving data between chips is communication, whatever the phase of the op that sent it.
   const auto phase = e.activity == tlm::Activity::kLinkBytes ? static_cast<std::size_t>(tlm::LlmPhase::kCommunication)
@@ -86,6 +104,7 @@ void ChipPower::onActivity(const tlm::ActivityEvent& e) {
 }
 
 void ChipPower::onPowerState(const tlm::PowerStateEvent& e) {
+  if (m_mirror) return;
   const double t = tlm::seconds(e.time);
   accrue(t);
   switch (e.kind) {
@@ -106,7 +125,58 @@ void ChipPower::onPowerState(const tlm::PowerStateEvent& e) {
     case tlm::PowerStateEvent::Kind::kServingState:
       m_state = static_cast<ServingState>(std::clamp(e.state, 0, static_cast<int>(kServingStates) - 1));
       break;
+    case tlm::PowerStateEvent::Kind::kThermal: {
+      ThermalTrace& tr = m_thermal;
+      if (!tr.announced) {
+        tr.announced = true;
+        tr.sinceS = t;
+        tr.peakDieC = e.dieC;
+        tr.peakHbmC = e.hbmC;
+      } else {
+        carry(tr, t);
+      }
+      tr.dieC = e.dieC;
+      tr.hbmC = e.hbmC;
+      tr.leakageScale = e.leakageScale;
+      tr.refreshRate = e.refreshRate;
+      tr.peakDieC = std::max(tr.peakDieC, e.dieC);
+      tr.peakHbmC = std::max(tr.peakHbmC, e.hbmC);
+      // At most kThermalSamples samples: once full, keep every other one and sample half as often.
+      constexpr std::size_t kThermalSamples = 1 << 14;
+      if (tr.skipped + 1 >= tr.stride || tr.samples.empty()) {
+        tr.samples.push_back({t, e.dieC, e.hbmC});
+        tr.skipped = 0;
+        if (tr.samples.size() >= kThermalSamples) {
+          for (std::size_t i = 0; 2 * i < tr.samples.size(); ++i) tr.samples[i] = tr.samples[2 * i];
+          tr.samples.resize((tr.samples.size() + 1) / 2);
+          tr.stride *= 2;
+        }
+      } else {
+        ++tr.skipped;
+      }
+      break;
+    }
+    case tlm::PowerStateEvent::Kind::kThrottle:
+      if (m_thermal.announced) carry(m_thermal, t);
+      m_thermal.throttled = e.throttled;
+      break;
   }
+}
+
+void ChipPower::carry(ThermalTrace& tr, double timeS) {
+  const double dt = timeS - tr.sinceS;
+  if (dt <= 0.0) return;
+  tr.dieCSeconds += tr.dieC * dt;
+  tr.hbmCSeconds += tr.hbmC * dt;
+  if (tr.refreshRate > 1.0) tr.refreshDoubledS += dt;
+  if (tr.throttled) tr.throttledS += dt;
+  tr.sinceS = timeS;
+}
+
+ChipPower::ThermalTrace ChipPower::thermalUntil(double endS) const {
+  ThermalTrace tr = m_thermal;
+  carry(tr, endS);
+  return tr;
 }
 
 std::vector<double> ChipPower::timeAtPoints(double endS) const {

@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "tlm/ActivityBus.h"
 #include "power/EnergyLevels.h"
 #include "power/EnergyTimeline.h"
 #include "power/PowerConfig.h"
 #include "power/RecentEnergy.h"
+#include "power/ThermalConfig.h"
+#include "tlm/ActivityBus.h"
 
 namespace scoville::power {
 
@@ -33,26 +34,72 @@ class PowerSensor {
   /// whose rate follows the core clock: datapath, register file, vector unit, floor).
   virtual double recentJ(double from, double to) const = 0;
   virtual double recentCoreJ(double from, double to) const = 0;
+  /// Dynamic energy of the HBM stacks themselves (DRAM core, TSVs, refresh) in [from, to): what
+  /// heats the HBM rather than the die (kept once keepRecent(true) was called).
+  virtual double recentHbmJ(double from, double to) const = 0;
   /// No later reading starts before `timeS`: energy before it may be forgotten.
   virtual void forgetBefore(double timeS) const = 0;
-  /// Static power with the core at `voltageScale` (V / V nominal) and the current gating.
+  /// Static power with the core at `voltageScale` (V / V nominal), the current gating and the
+  /// current die temperature.
   virtual double staticAtW(double voltageScale) const = 0;
+  /// The HBM stacks' static power.
+  virtual double hbmStaticW() const = 0;
+  /// The core-rail leakage at `voltageScale` and the current gating, at the leakage reference
+  /// temperature (what the die temperature scales).
+  virtual double coreLeakageRefW(double voltageScale) const = 0;
 };
 
 class ChipPower : public tlm::ActivityListener, public PowerSensor {
  public:
   ChipPower(std::string name, std::string type, const ChipEnergyConfig& energy, double hbmBurstBytes, double ratedW,
-            double intervalS, std::size_t maxBins = kDefaultMaxBins);
+            double intervalS, std::size_t maxBins = kDefaultMaxBins, const ThermalConfig* thermal = nullptr);
 
   void onActivity(const tlm::ActivityEvent& event) override;
   void onPowerState(const tlm::PowerStateEvent& event) override;
+  /// The chip mirrors another (PowerMonitor::setMirrors): it is reported as that chip, so it keeps
+  /// nothing of what it hears from now on.
+  void setMirror() { m_mirror = true; }
 
-  /// Starts keeping the latest energy for a governor (before, the PowerSensor readings are 0).
-  void keepRecent();
+  /// Starts keeping the latest energy for a governor or a thermal model (before, the PowerSensor
+  /// readings are 0); `hbm`: the HBM's part too (a thermal model's).
+  void keepRecent(bool hbm = false);
   double recentJ(double from, double to) const override;
   double recentCoreJ(double from, double to) const override;
+  double recentHbmJ(double from, double to) const override;
   void forgetBefore(double timeS) const override;
   double staticAtW(double voltageScale) const override;
+  double hbmStaticW() const override { return m_energy.hbm.staticW; }
+  double coreLeakageRefW(double voltageScale) const override;
+
+  /// The thermal model's state as announced (kThermal and kThrottle events): a trace of the die
+  /// and HBM temperatures, bounded by keeping every other sample once it is full, and totals.
+  struct ThermalTrace {
+    struct Sample {
+      double timeS = 0.0;
+      double dieC = 0.0;
+      double hbmC = 0.0;
+    };
+    std::vector<Sample> samples;
+    std::size_t stride = 1;   ///< announcements per kept sample
+    std::size_t skipped = 0;  ///< announcements since the last kept sample
+    double peakDieC = 0.0;
+    double peakHbmC = 0.0;
+    double dieCSeconds = 0.0;  ///< integral of the die temperature over time (its mean x time)
+    double hbmCSeconds = 0.0;
+    double refreshDoubledS = 0.0;
+    double throttledS = 0.0;
+    double sinceS = 0.0;  ///< the last announcement's time
+    bool throttled = false;
+    double refreshRate = 1.0;
+    double dieC = 0.0;
+    double hbmC = 0.0;
+    double leakageScale = 1.0;
+    bool announced = false;
+  };
+  /// Null until the thermal model announced its first state.
+  const ThermalTrace* thermal() const { return m_thermal.announced ? &m_thermal : nullptr; }
+  /// The trace's totals carried on to `endS`.
+  ThermalTrace thermalUntil(double endS) const;
 
   /// The operating point as the power manager announced it (the run starts at point 0).
   std::size_t point() const { return m_point; }
@@ -81,6 +128,8 @@ class ChipPower : public tlm::ActivityListener, public PowerSensor {
   /// Static power at the nominal voltage with every array powered.
   double idleW() const { return m_energy.idleW(); }
   const ChipEnergyConfig& energy() const { return m_energy; }
+  /// The chip type's thermal model, or null.
+  const ThermalConfig* thermalConfig() const { return m_thermalConfig; }
   /// Dynamic energy by level, and the effective counts behind it (EnergyLevels.h).
   const std::array<double, kLevels>& levelJ() const { return m_levelJ; }
   const Counts& counts() const { return m_counts; }
@@ -96,10 +145,13 @@ class ChipPower : public tlm::ActivityListener, public PowerSensor {
   void accrue(double timeS);
   /// Static power below idleW() now.
   double savedW() const;
+  /// Carries the thermal totals to `timeS`.
+  static void carry(ThermalTrace& trace, double timeS);
 
   std::string m_name;
   std::string m_type;
   const ChipEnergyConfig& m_energy;
+  const ThermalConfig* m_thermalConfig;
   double m_burstBytes;
   double m_ratedW;
   Counts m_counts{};
@@ -109,6 +161,9 @@ class ChipPower : public tlm::ActivityListener, public PowerSensor {
   EnergyTimeline m_timeline;
   mutable std::optional<RecentEnergy> m_recent;      ///< all dynamic energy, for a governor
   mutable std::optional<RecentEnergy> m_recentCore;  ///< core dynamic energy, for its prediction
+  mutable std::optional<RecentEnergy> m_recentHbm;   ///< HBM dynamic energy, for a thermal model
+  ThermalTrace m_thermal;
+  bool m_mirror = false;
 
   // Operating point and gating, as announced.
   std::size_t m_point = 0;

@@ -167,8 +167,8 @@ double ChipEnergyConfig::leakageScale(double voltageV) const {
   return voltageV / nominal * std::exp(leakagePerVolt * (voltageV - nominal));
 }
 
-double ChipEnergyConfig::staticAtW(double voltageScale, double gatedW) const {
-  const double leakage = leakageScale(voltageScale * nominalVoltage());
+double ChipEnergyConfig::staticAtW(double voltageScale, double gatedW, double temperatureScale) const {
+  const double leakage = leakageScale(voltageScale * nominalVoltage()) * temperatureScale;
   return idleW() - (coreStaticW() - gatedW) * (1.0 - leakage) - gatedW;
 }
 
@@ -273,10 +273,13 @@ const Schema<GovernorConfig>& GovernorConfig::schema() {
           .choice("impl", &GovernorConfig::kind,
                   {{"none", GovernorKind::kNone},
                    {"cap_rated", GovernorKind::kCapRated},
-                   {"cap_target", GovernorKind::kCapTarget}},
+                   {"cap_target", GovernorKind::kCapTarget},
+                   {"thermal", GovernorKind::kThermal}},
                   optional("none"),
                   "none: always the nominal point; cap_rated: cap at the chip's rated_power; cap_target: cap at "
-                  "`target`")
+                  "`target`; thermal: no power cap, the die held under its chip type's thermal.junction_limit (chip "
+                  "types without `thermal` run at the nominal point). A cap also holds the junction limit of a chip "
+                  "type with `thermal`")
           .quantity("target", &GovernorConfig::targetW, dim::kPower, optional("0 W"), nonNegative(),
                     "cap_target: the cap per chip")
           .quantity("window", &GovernorConfig::windowS, dim::kTime, optional("10 ms"), positive(),

@@ -10,12 +10,13 @@
 // activity the timing model emits (docs/power.md#energy-by-level). Static power is drawn all the
 // time; a chip's idle power is the sum of its units' static power and its uncore.
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "tlm/Precision.h"
 #include "config/Schema.h"
+#include "tlm/Precision.h"
 
 namespace scoville::power {
 
@@ -144,8 +145,9 @@ struct ChipEnergyConfig {
   /// Core-rail leakage at `voltageV` over that at the nominal voltage (1 without dvfs points).
   double leakageScale(double voltageV) const;
   /// Static power with the core at `voltageScale` (V / V nominal) and `gatedW` of the tensor core's
-  /// static power gated off (the rest of the core rail's leakage follows the voltage).
-  double staticAtW(double voltageScale, double gatedW = 0.0) const;
+  /// static power gated off (the rest of the core rail's leakage follows the voltage), the core-rail
+  /// leakage scaled by `temperatureScale` (the die temperature's, ThermalConfig.h; 1 without one).
+  double staticAtW(double voltageScale, double gatedW = 0.0, double temperatureScale = 1.0) const;
   /// The core voltage at `frequencyHz` on the dvfs points' curve (linear between points, clamped
   /// to the first and last); 0 without dvfs points.
   double voltageAt(double frequencyHz) const;
@@ -166,6 +168,7 @@ enum class GovernorKind {
   kNone,       ///< run at the nominal point whatever the power
   kCapRated,   ///< keep windowed power under the chip's rated power
   kCapTarget,  ///< keep windowed power under `target`
+  kThermal,    ///< keep the die under its thermal.junction_limit (no power cap)
 };
 
 /// The DVFS governor of each chip: every `response_time` it averages the chip's power over the
@@ -178,10 +181,17 @@ struct GovernorConfig {
   double responseTimeS = 0.0;  ///< decision period
   double hysteresis = 0.0;     ///< raise the clock only when predicted power < cap x (1 - hysteresis)
 
-  /// Whether it drives a chip of `chip`'s type: it is configured and the type has two dvfs points.
-  bool drives(const ChipEnergyConfig& chip) const { return kind != GovernorKind::kNone && chip.dvfs.size() >= 2; }
-  /// The cap it holds a chip rated `ratedW` under.
-  double capW(double ratedW) const { return kind == GovernorKind::kCapRated ? ratedW : targetW; }
+  /// Whether it drives a chip of `chip`'s type (`thermal`: with a thermal model): it is configured,
+  /// the type has two dvfs points, and for kThermal the chip has a thermal model.
+  bool drives(const ChipEnergyConfig& chip, bool thermal) const {
+    return kind != GovernorKind::kNone && chip.dvfs.size() >= 2 && (kind != GovernorKind::kThermal || thermal);
+  }
+  /// The cap it holds a chip rated `ratedW` under (infinite for kThermal: no power cap).
+  double capW(double ratedW) const {
+    return kind == GovernorKind::kCapRated  ? ratedW
+           : kind == GovernorKind::kThermal ? std::numeric_limits<double>::infinity()
+                                            : targetW;
+  }
 
   static const config::Schema<GovernorConfig>& schema();
 };

@@ -15,8 +15,9 @@ PowerMonitor::PowerMonitor(const PowerManagementConfig& config, const std::vecto
       continue;
     }
     m_chips.push_back(std::make_unique<ChipPower>(spec.name, spec.type, *spec.energy, spec.hbmBurstBytes, spec.ratedW,
-                                                  config.intervalS, static_cast<std::size_t>(config.maxBins)));
-    if (governed(*m_chips.back())) m_chips.back()->keepRecent();
+                                                  config.intervalS, static_cast<std::size_t>(config.maxBins),
+                                                  spec.thermal));
+    if (governed(*m_chips.back()) || spec.thermal != nullptr) m_chips.back()->keepRecent(spec.thermal != nullptr);
   }
   if (switchEnergy != nullptr && switches > 0) {
     m_switches.emplace(*switchEnergy, switches, config.intervalS, static_cast<std::size_t>(config.maxBins));
@@ -24,12 +25,15 @@ PowerMonitor::PowerMonitor(const PowerManagementConfig& config, const std::vecto
 }
 
 bool PowerMonitor::governed(const ChipPower& chip) const {
-  return m_config.governor.drives(chip.energy());
+  return m_config.governor.drives(chip.energy(), chip.thermalConfig() != nullptr);
 }
 
 void PowerMonitor::setMirrors(std::vector<int> mirrorOf) {
   mirrorOf.resize(m_chips.size(), -1);
   m_mirrorOf = std::move(mirrorOf);
+  for (std::size_t c = 0; c < m_chips.size(); ++c) {
+    if (m_mirrorOf[c] >= 0 && m_chips[c]) m_chips[c]->setMirror();
+  }
 }
 
 bool PowerMonitor::usesChip(int chip) const {

@@ -16,11 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "tlm/ActivityBus.h"
 #include "power/ChipPower.h"
 #include "power/PowerConfig.h"
 #include "power/SustainedPower.h"
 #include "power/SwitchPower.h"
+#include "power/ThermalConfig.h"
+#include "tlm/ActivityBus.h"
 
 namespace scoville::power {
 
@@ -31,6 +32,7 @@ struct ChipPowerSpec {
   double ratedW = 0.0;
   const ChipEnergyConfig* energy = nullptr;  ///< null: the chip type has no `power` section
   double hbmBurstBytes = 0.0;
+  const ThermalConfig* thermal = nullptr;  ///< null: the chip type has no `thermal` section
 };
 
 /// The power of a whole platform: a ChipPower per chip with an energy model, the switches, and
@@ -54,6 +56,8 @@ class PowerMonitor : public tlm::ActivityListener {
   /// Chip c with mirrorOf[c] >= 0 is not simulated but provably does what chip mirrorOf[c] does:
   /// its power is reported as that chip's, and its own (network) events are dropped.
   void setMirrors(std::vector<int> mirrorOf);
+  /// Whether chip `index` mirrors another (is not simulated).
+  bool mirrored(std::size_t index) const { return index < m_mirrorOf.size() && m_mirrorOf[index] >= 0; }
 
   /// Network events: link bytes go to the chip whose port moved them, switch activity to the
   /// switches.
@@ -80,6 +84,7 @@ class PowerMonitor : public tlm::ActivityListener {
   std::vector<std::string> m_missing;
   std::vector<int> m_mirrorOf;  ///< per chip: -1, or the chip it mirrors
 
+  nlohmann::ordered_json thermalJson(const ChipPower& chip, double endS) const;
   nlohmann::ordered_json dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double intervalS,
                                   double endS) const;
   /// Whether chip `chip` runs a governor: one is configured and its type has two points or more.

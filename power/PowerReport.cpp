@@ -8,6 +8,7 @@
 
 #include "power/EnergyLevels.h"
 #include "power/PowerMonitor.h"
+#include "power/ThermalModel.h"
 
 namespace scoville::power {
 
@@ -135,13 +136,79 @@ Json chipEntry(const ChipPower& chip, const Series& s, const std::vector<double>
 
 }  // namespace
 
+Json PowerMonitor::thermalJson(const ChipPower& chip, double endS) const {
+  const ThermalConfig& config = *chip.thermalConfig();
+  const ThermalModel model(config);
+  const ChipPower::ThermalTrace trace = chip.thermalUntil(endS);
+  const CoolerConfig& cooler = config.cooler();
+  Json j;
+  j["cooling"] = cooler.name;
+  j["kind"] = coolingKindName(cooler.kind);
+  j["ambient_c"] = cooler.ambientC;
+  j["junction_limit_c"] = config.junctionLimitC;
+  j["hbm_refresh_limit_c"] = config.hbmRefreshLimitC;
+  j["start"] = config.start;
+  Json tau = Json::array();
+  for (double t : model.network().timeConstantsS()) tau.push_back(t);
+  j["time_constants_s"] = std::move(tau);
+  const double span = endS - (trace.samples.empty() ? 0.0 : trace.samples.front().timeS);
+  const auto temperatures = [&](double peak, double integral, double end, double start) {
+    return Json{{"start", start}, {"peak", peak}, {"mean", span > 0.0 ? integral / span : end}, {"end", end}};
+  };
+  const double startDie = trace.samples.empty() ? trace.dieC : trace.samples.front().dieC;
+  const double startHbm = trace.samples.empty() ? trace.hbmC : trace.samples.front().hbmC;
+  j["die_c"] = temperatures(trace.peakDieC, trace.dieCSeconds, trace.dieC, startDie);
+  j["hbm_c"] = temperatures(trace.peakHbmC, trace.hbmCSeconds, trace.hbmC, startHbm);
+  j["leakage_scale_end"] = trace.leakageScale;
+  j["time_throttled_s"] = trace.throttledS;
+  j["time_hbm_refresh_doubled_s"] = trace.refreshDoubledS;
+  // Where this run's average power would settle the chip if it served so indefinitely: the die draws
+  // the average less the HBM's share, its core leakage following the die temperature.
+  const ChipEnergyConfig& e = chip.energy();
+  const double averageW = endS > 0.0 ? (chip.dynamicJ() + chip.staticJ(endS)) / endS : chip.idleW();
+  const double hbmW = e.hbm.staticW + (endS > 0.0 ? chip.levelJ()[static_cast<std::size_t>(Level::kHbm)] / endS : 0.0);
+  const double leakageW = (endS > 0.0 ? chip.staticJ(endS) / endS : chip.idleW()) - (e.idleW() - e.coreStaticW());
+  const double meanDieC = span > 0.0 ? trace.dieCSeconds / span : trace.dieC;
+  const double leakageRefW = leakageW / config.leakage.scale(std::min(meanDieC, 250.0));
+  const auto steady = model.steadyState(averageW - hbmW - leakageW, leakageRefW, hbmW);
+  Json settle;
+  settle["average_w"] = averageW;
+  settle["hbm_w"] = hbmW;
+  settle["runaway"] = !steady.has_value();
+  settle["die_c"] = steady ? Json(steady->dieC) : Json(nullptr);
+  settle["hbm_c"] = steady ? Json(steady->hbmC) : Json(nullptr);
+  settle["total_w"] = steady ? Json(steady->totalW) : Json(nullptr);
+  settle["over_junction_limit"] = !steady || steady->dieC > config.junctionLimitC;
+  j["steady_state_at_average"] = std::move(settle);
+  // The highest power the chip holds at its junction limit with this cooling (its HBM at this
+  // run's average), against its rating.
+  const double sustainable = model.sustainableW(hbmW);
+  j["sustainable_w"] = sustainable;
+  j["binding_limit"] = sustainable < chip.ratedW() ? "thermal" : "rating";
+  j["headroom_under_rating_w"] = chip.ratedW() - averageW;
+  Json times = Json::array();
+  Json die = Json::array();
+  Json hbm = Json::array();
+  const std::size_t stride = std::max<std::size_t>(1, (trace.samples.size() + kTimelinePoints - 1) / kTimelinePoints);
+  for (std::size_t i = 0; i < trace.samples.size(); i += stride) {
+    times.push_back(trace.samples[i].timeS);
+    die.push_back(trace.samples[i].dieC);
+    hbm.push_back(trace.samples[i].hbmC);
+  }
+  j["timeline"] = {{"time_s", std::move(times)}, {"die_c", std::move(die)}, {"hbm_c", std::move(hbm)}};
+  return j;
+}
+
 Json PowerMonitor::dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double I, double endS) const {
   Json j;
   const GovernorConfig& g = m_config.governor;
   const bool isGoverned = governed(chip);
   const double capW = g.capW(chip.ratedW());
-  j["governor"] = !isGoverned ? "none" : g.kind == GovernorKind::kCapRated ? "cap_rated" : "cap_target";
-  j["cap_w"] = isGoverned ? Json(capW) : Json(nullptr);
+  j["governor"] = !isGoverned                         ? "none"
+                  : g.kind == GovernorKind::kCapRated ? "cap_rated"
+                  : g.kind == GovernorKind::kThermal  ? "thermal"
+                                                      : "cap_target";
+  j["cap_w"] = isGoverned && std::isfinite(capW) ? Json(capW) : Json(nullptr);
   const std::vector<double> times = chip.timeAtPoints(endS);
   Json points = Json::array();
   for (std::size_t k = 0; k < chip.points().size(); ++k) {
@@ -213,8 +280,10 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
       }
       it = series.emplace(src, seriesOf(std::move(watts), m_config, I, endS, chip.ratedW())).first;
       chipTimelines[chip.name()] = timelineOf(it->second.watts, stride);
-      entries.emplace(
-          src, chipEntry(chip, it->second, dynamic, saved, bins, I, endS, dvfsJson(chip, it->second.watts, I, endS)));
+      Json entry =
+          chipEntry(chip, it->second, dynamic, saved, bins, I, endS, dvfsJson(chip, it->second.watts, I, endS));
+      if (chip.thermalConfig() != nullptr) entry["thermal"] = thermalJson(chip, endS);
+      entries.emplace(src, std::move(entry));
     }
     const Series& s = it->second;
     for (std::size_t b = 0; b < bins; ++b) platformW[b] += s.watts[b];

@@ -1,9 +1,9 @@
 #pragma once
 // The energy of a fabric's switches: per byte and per packet forwarded, plus static power.
 
-#include "tlm/ActivityBus.h"
 #include "power/EnergyTimeline.h"
 #include "power/PowerConfig.h"
+#include "tlm/ActivityBus.h"
 
 namespace scoville::power {
 

@@ -29,7 +29,7 @@ void KernelRunner::run() {
     m_driver.post(plan);
     wait(m_driver.stepDone());
     if (!m_driver.error().empty()) return;
-    manager.settle();  // the kernel's clocked time, announced
+    manager.settle(sc_core::sc_time_stamp().to_seconds());  // the kernel's clocked time, announced
     o.endS = sc_core::sc_time_stamp().to_seconds();
     const power::Counts countedAfter = counts();
     for (std::size_t c = 0; c < power::kCounters; ++c) o.counts[c] = countedAfter[c] - countedBefore[c];

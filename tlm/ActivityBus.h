@@ -63,6 +63,8 @@ struct PowerStateEvent {
     kOperatingPoint,  ///< the core clock domain moved to `point` (frequencyScale, voltageScale)
     kGating,          ///< `gatedArrays` of the tensor core's `arrays` are powered off from now
     kServingState,    ///< the chip does `state` from now (power::ServingState order)
+    kThermal,         ///< the thermal model's state from now: temperatures, leakage, HBM refresh rate
+    kThrottle,        ///< a governor's decisions are (`throttled`) or stop being bound by the junction limit
   };
   Kind kind = Kind::kOperatingPoint;
   sc_core::sc_time time;
@@ -72,6 +74,11 @@ struct PowerStateEvent {
   int gatedArrays = 0;          ///< kGating
   int arrays = 1;               ///< kGating
   int state = 0;                ///< kServingState
+  double dieC = 0.0;            ///< kThermal: die temperature
+  double hbmC = 0.0;            ///< kThermal: HBM temperature
+  double leakageScale = 1.0;    ///< kThermal: core-rail leakage over its value at the reference temperature
+  double refreshRate = 1.0;     ///< kThermal: HBM refresh rate over the normal one (1 or 2)
+  bool throttled = false;       ///< kThrottle
 };
 
 class ActivityListener {

@@ -17,6 +17,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
   // The power manager hears the units first: a decision it takes on an event's arrival is
   // announced before any power listener prices the event.
   m_powerManager.attach(m_activityBus);
+  m_powerManager.setRefreshControl([this](double timeS, double rate) { m_hbm.setRefreshRate(timeS, rate); });
   m_interconnect.toMemory.bind(m_hbm.socket);
   m_interconnect.toSram.bind(m_sram.socket);
   // The TLM model or the RTL co-simulation: the same socket, clock domain and activity either way.

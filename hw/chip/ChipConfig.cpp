@@ -35,6 +35,19 @@ const Schema<ChipConfig>& ChipConfig::schema() {
                  "ports on the inter-chip fabric")
           .optionalChild("power", &ChipConfig::power, power::ChipEnergyConfig::schema(),
                          "energy of the units' activity and their static power; absent: no power analysis")
+          .optionalChild("thermal", &ChipConfig::thermal, power::ThermalConfig::schema(),
+                         "the chip's thermal model in its cooling (docs/thermal.md); absent: none, static power as "
+                         "configured at every temperature")
+          .check("thermal needs power",
+                 [](const ChipConfig& c, const Node& node) {
+                   if (c.thermal && !c.power) {
+                     node.at("thermal").fail(
+                         ErrorKind::kInvalidConfig,
+                         fmt::format("'{}.thermal' needs a 'power' section: the thermal model is heated "
+                                     "by the chip's power",
+                                     node.path()));
+                   }
+                 })
           .check(
               "power: an energy per FLOP for every precision the tensor core runs, and the first DVFS point "
               "at the tensor core's clock",

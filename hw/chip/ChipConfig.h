@@ -13,6 +13,7 @@
 #include "hw/dram/MemoryControllerConfig.h"
 #include "hw/network/NetworkConfig.h"
 #include "power/PowerConfig.h"
+#include "power/ThermalConfig.h"
 
 namespace scoville::hw {
 
@@ -40,6 +41,7 @@ struct ChipConfig {
   InterconnectConfig interconnect;
   FabricPortsConfig fabricPorts;
   std::optional<power::ChipEnergyConfig> power;  ///< absent: the chip's power is not modelled
+  std::optional<power::ThermalConfig> thermal;   ///< absent: no thermal model (needs power)
 
   static const config::Schema<ChipConfig>& schema();
 };

@@ -82,6 +82,9 @@ class DramChannel {
   /// by command. Both give the same times up to floating-point rounding.
   void setStreamShortcut(bool enabled) { m_streamShortcut = enabled; }
 
+  /// Refreshes at `rate` times the normal rate from `time` (RefreshPolicy::setRate).
+  void setRefreshRate(double time, double rate) { m_refresh->setRate(time, rate); }
+
  private:
   /// Page outcomes of one segment's exactly scheduled pages.
   struct PageCounts {

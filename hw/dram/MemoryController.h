@@ -46,6 +46,11 @@ class MemoryController : public TimedTarget {
 
   const MemoryControllerConfig& config() const { return m_config; }
   const stats::Group& stats() const { return m_stats; }
+  /// Every channel refreshes at `rate` times the normal rate from `timeS` (temperature-controlled
+  /// refresh: the chip's thermal control doubles it above the stacks' refresh limit).
+  void setRefreshRate(double timeS, double rate) {
+    for (DramChannel& channel : m_channels) channel.setRefreshRate(timeS, rate);
+  }
 
  private:
   struct Request {

@@ -33,19 +33,21 @@ class BankSlots : public RefreshPolicy {
         m_lockstep(lockstep) {
     const double phase = firstRefresh(timed, index);
     for (int s = 0; s < slots; ++s) m_first.push_back(phase + m_refi * s / slots);
+    m_before.assign(static_cast<std::size_t>(slots), 0.0);
   }
 
   void catchUp(double time, BankMachine& banks, DramCommandCounts& counts) override {
     if (time <= m_caughtUp) return;
     double issued = 0.0;
-    for (int s = 0; s < m_slots; ++s) issued += startedBy(s, time) - startedBy(s, m_caughtUp);
+    for (int s = 0; s < m_slots; ++s) issued += since(s, time);
     for (std::size_t b = 0; b < m_slotOf.size(); ++b) {
-      const int s = m_slotOf[b];
-      if (startedBy(s, time) > startedBy(s, m_caughtUp) && banks.closeForRefresh(b)) counts.precharges += m_lockstep;
+      if (since(m_slotOf[b], time) > 0.0 && banks.closeForRefresh(b)) counts.precharges += m_lockstep;
     }
     counts.bankRefreshes += issued * m_lockstep;
     counts.refreshes += issued / m_slots * m_lockstep;
     m_caughtUp = time;
+    if (m_pending.empty()) return;
+    m_pending.clear();
   }
   double blockedUntil() const override { return -std::numeric_limits<double>::infinity(); }
   double activateNotBefore(uint64_t bank, double at) const override {
@@ -55,12 +57,35 @@ class BankSlots : public RefreshPolicy {
     return at < start + m_duration ? start + m_duration : at;
   }
   double duringTransfer(double end, DramCommandCounts&) override { return end; }
+  void setRate(double time, double rate) override {
+    // The refreshes started since the last catch-up stay pending for the next; each slot's
+    // schedule restarts at its next refresh, at the new interval.
+    const double at = std::max(time, m_caughtUp);
+    if (m_pending.empty()) m_pending.assign(static_cast<std::size_t>(m_slots), 0.0);
+    for (int s = 0; s < m_slots; ++s) {
+      const auto i = static_cast<std::size_t>(s);
+      m_pending[i] += startedBy(s, at) - startedBy(s, m_caughtUp);
+      const double started = startedBy(s, at);
+      m_first[i] = m_first[i] + (started - m_before[i]) * m_refi;
+      m_before[i] = started;
+    }
+    m_caughtUp = at;
+    m_refi = m_refi * m_rate / rate;
+    m_rate = rate;
+  }
 
  private:
-  /// Refreshes of slot s that started at or before `time`.
+  /// Refreshes of slot s started in (m_caughtUp, time], those pending from a rate change included.
+  double since(int s, double time) const {
+    const double pending = m_pending.empty() ? 0.0 : m_pending[static_cast<std::size_t>(s)];
+    return pending + startedBy(s, time) - startedBy(s, m_caughtUp);
+  }
+
+  /// Refreshes of slot s that started at or before `time` (not before the last rate change).
   double startedBy(int s, double time) const {
-    const double first = m_first[static_cast<std::size_t>(s)];
-    return time < first ? 0.0 : std::floor((time - first) / m_refi) + 1.0;
+    const auto i = static_cast<std::size_t>(s);
+    const double first = m_first[i];
+    return m_before[i] + (time < first ? 0.0 : std::floor((time - first) / m_refi) + 1.0);
   }
 
   double m_refi;
@@ -68,7 +93,10 @@ class BankSlots : public RefreshPolicy {
   std::vector<int> m_slotOf;  ///< bank -> slot
   int m_slots;
   double m_lockstep;
-  std::vector<double> m_first;  ///< slot -> its first refresh
+  std::vector<double> m_first;    ///< slot -> its first refresh (since the last rate change)
+  std::vector<double> m_before;   ///< slot -> refreshes it started before m_first
+  std::vector<double> m_pending;  ///< slot -> refreshes started before a rate change, not yet caught up
+  double m_rate = 1.0;
   double m_caughtUp = -1.0;
 };
 
@@ -108,12 +136,29 @@ const PolicyTable<RefreshFactory>& refreshPolicies() {
 
 void AllBankRefresh::refreshDue(double time, BankMachine& banks, DramCommandCounts& counts) {
   // Every refresh due by `time` has happened; an idle gap costs O(1), not O(gap / tREFI).
-  const double missed = std::floor((time - m_nextRefresh) / m_t.tREFI) + 1.0;
-  const double lastStart = m_nextRefresh + (missed - 1.0) * m_t.tREFI;
-  m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
+  double missed = m_pendingRefreshes;
+  m_pendingRefreshes = 0.0;
+  if (m_nextRefresh <= time) {
+    const double due = std::floor((time - m_nextRefresh) / m_refi) + 1.0;
+    const double lastStart = m_nextRefresh + (due - 1.0) * m_refi;
+    m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
+    m_nextRefresh = lastStart + m_refi;
+    missed += due;
+  }
   banks.closeAll(m_blockedUntil);
-  m_nextRefresh = lastStart + m_t.tREFI;
   counts.refreshes += missed * m_lockstep;
+}
+
+void AllBankRefresh::setRate(double time, double rate) {
+  // The refreshes due before `time` at the old rate, counted at the next catch-up.
+  if (m_nextRefresh <= time) {
+    const double due = std::floor((time - m_nextRefresh) / m_refi) + 1.0;
+    const double lastStart = m_nextRefresh + (due - 1.0) * m_refi;
+    m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
+    m_nextRefresh = lastStart + m_refi;
+    m_pendingRefreshes += due;
+  }
+  m_refi = m_t.tREFI / rate;
 }
 
 std::unique_ptr<RefreshPolicy> makeRefreshPolicy(const std::string& name, const MemoryControllerConfig& timed,

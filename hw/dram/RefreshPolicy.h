@@ -41,6 +41,10 @@ class RefreshPolicy {
   /// A data transfer would end at `end`: returns its end after the refreshes that fall due
   /// meanwhile (all-bank refresh stretches it).
   virtual double duringTransfer(double end, DramCommandCounts& counts) = 0;
+  /// Refreshes at `rate` times the normal rate (every tREFI / rate) from `time` on (the memory
+  /// controller doubles it above the stacks' refresh temperature limit). Refreshes due before
+  /// `time` keep the rate they had.
+  virtual void setRate(double time, double rate) = 0;
 };
 
 /// All-bank refresh (see above). Declared here, final and inline, so that the channel's default path
@@ -48,10 +52,11 @@ class RefreshPolicy {
 class AllBankRefresh final : public RefreshPolicy {
  public:
   AllBankRefresh(const DramTimingConfig& timing, double firstRefresh, double lockstep)
-      : m_t(timing), m_lockstep(lockstep), m_nextRefresh(firstRefresh) {}
+      : m_t(timing), m_refi(timing.tREFI), m_lockstep(lockstep), m_nextRefresh(firstRefresh) {}
 
   void catchUp(double time, BankMachine& banks, DramCommandCounts& counts) override {
-    if (m_nextRefresh <= time) refreshDue(time, banks, counts);  // most segments find none due
+    // Most segments find none due.
+    if (m_nextRefresh <= time || m_pendingRefreshes > 0.0) refreshDue(time, banks, counts);
   }
   double blockedUntil() const override { return m_blockedUntil; }
   double activateNotBefore(uint64_t, double at) const override { return at; }
@@ -59,20 +64,24 @@ class AllBankRefresh final : public RefreshPolicy {
     while (m_nextRefresh < end) {
       end += m_t.tRFC;
       m_blockedUntil = std::max(m_blockedUntil, m_nextRefresh + m_t.tRFC);
-      m_nextRefresh += m_t.tREFI;
+      m_nextRefresh += m_refi;
       counts.refreshes += m_lockstep;
     }
     return end;
   }
+  void setRate(double time, double rate) override;
 
  private:
   /// catchUp once a refresh is due by `time`.
   void refreshDue(double time, BankMachine& banks, DramCommandCounts& counts);
 
   const DramTimingConfig& m_t;
+  double m_refi;  ///< tREFI / rate
   double m_lockstep;
   double m_nextRefresh;
   double m_blockedUntil = 0.0;
+  /// Refreshes at the old rate that fell due before a rate change and are not yet counted.
+  double m_pendingRefreshes = 0.0;
 };
 
 /// Builds the policy `name` for channel `index` of the channels `timed` describes (a lockstep

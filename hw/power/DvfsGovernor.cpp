@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/power/ThermalControl.h"
+
 namespace scoville::hw {
 
 DvfsGovernor::DvfsGovernor(const power::GovernorConfig& config, double capW, std::vector<power::DvfsPoint> points,
-                           const power::PowerSensor& sensor, Move move)
+                           const power::PowerSensor& sensor, Move move, const ThermalControl* thermal,
+                           Throttle throttle)
     : m_capW(capW),
       m_windowS(config.windowS),
       m_responseS(config.responseTimeS),
@@ -14,13 +17,16 @@ DvfsGovernor::DvfsGovernor(const power::GovernorConfig& config, double capW, std
       m_points(std::move(points)),
       m_sensor(sensor),
       m_move(std::move(move)),
-      m_nextDecision(config.responseTimeS) {}
+      m_nextDecision(config.responseTimeS),
+      m_thermal(thermal),
+      m_throttle(std::move(throttle)) {}
 
-void DvfsGovernor::decideUntil(double timeS, double lastActivityEndS) {
+double DvfsGovernor::decideUntil(double timeS, double lastActivityEndS) {
   // Idle at the nominal point since before the window: nothing to decide until `timeS` (a long
-  // idle gap would otherwise cost a decision per response time).
-  if (m_point == 0 && m_nextDecision <= timeS && m_nextDecision - std::max(m_windowS, m_responseS) > lastActivityEndS &&
-      m_sensor.staticAtW(1.0) <= aimW()) {
+  // idle gap would otherwise cost a decision per response time). Not while throttled: the
+  // decisions say when the clock may rise again.
+  if (m_point == 0 && !m_throttled && m_nextDecision <= timeS &&
+      m_nextDecision - std::max(m_windowS, m_responseS) > lastActivityEndS && m_sensor.staticAtW(1.0) <= aimW()) {
     m_nextDecision += std::floor((timeS - m_nextDecision) / m_responseS) * m_responseS;
   }
   while (m_nextDecision <= timeS) {
@@ -28,7 +34,24 @@ void DvfsGovernor::decideUntil(double timeS, double lastActivityEndS) {
     m_nextDecision += m_responseS;
   }
   // No later decision reads energy from before its time less the window.
-  m_sensor.forgetBefore(m_nextDecision - std::max(m_windowS, m_responseS));
+  return m_nextDecision - std::max(m_windowS, m_responseS);
+}
+
+std::size_t DvfsGovernor::thermalPoint(double time, const std::function<double(std::size_t)>& power) const {
+  const double until = time + m_responseS;
+  const double hbm = m_thermal->hbmW(time - std::min(m_responseS, time), time);
+  const auto below = [&](std::size_t k, double limit) { return m_thermal->predictDieC(until, power(k), hbm) <= limit; };
+  const double limit = m_thermal->limitC();
+  if (!below(m_point, limit)) {
+    for (std::size_t k = m_point + 1; k < m_points.size(); ++k) {
+      if (below(k, limit)) return k;
+    }
+    return m_points.size() - 1;
+  }
+  for (std::size_t k = 0; k < m_point; ++k) {
+    if (below(k, limit - m_thermal->hysteresisK())) return k;
+  }
+  return m_point;
 }
 
 void DvfsGovernor::decide(double time) {
@@ -64,6 +87,21 @@ void DvfsGovernor::decide(double time) {
         next = k;
         break;
       }
+    }
+  }
+  if (m_thermal != nullptr) {
+    // The junction limit's point, and whether it (not the cap) sets the clock.
+    const std::size_t hot = thermalPoint(time, [&](std::size_t k) {
+      const power::DvfsPoint& p = m_points[k];
+      const double ratio = (p.voltageV * p.voltageV * p.frequencyHz) / (now.voltageV * now.voltageV * now.frequencyHz);
+      return (recent - recentCore + recentCore * ratio) / r +
+             m_sensor.staticAtW(p.voltageV / m_points.front().voltageV);
+    });
+    const bool throttled = hot > next;
+    next = std::max(next, hot);
+    if (throttled != m_throttled) {
+      m_throttled = throttled;
+      if (m_throttle) m_throttle(time, throttled);
     }
   }
   if (next == m_point) return;

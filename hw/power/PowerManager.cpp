@@ -100,10 +100,54 @@ void PowerManager::setPoweredArrays(double timeS, int arrays, double wakeEndS, t
   }
 }
 
+void PowerManager::thermal(const power::ThermalConfig& config, double ratedW, const power::PowerSensor& sensor) {
+  if (m_energy == nullptr) return;
+  m_sensor = &sensor;
+  m_thermal = std::make_unique<ThermalControl>(
+      config, *m_energy, ratedW, sensor,
+      [this](double t, const power::ThermalModel& model, double leakageScale, double refreshRate) {
+        if (m_bus == nullptr) return;
+        tlm::PowerStateEvent e;
+        e.kind = tlm::PowerStateEvent::Kind::kThermal;
+        e.time = tlm::durationCeil(t);
+        e.dieC = model.temperatureC(power::ThermalModel::kDie);
+        e.hbmC = model.temperatureC(power::ThermalModel::kHbm);
+        e.leakageScale = leakageScale;
+        e.refreshRate = refreshRate;
+        m_bus->emit(e);
+      },
+      [this](double t, double rate) {
+        if (m_refreshRate) m_refreshRate(t, rate);
+      });
+  m_thermal->start();
+}
+
+double PowerManager::voltageScale() const {
+  if (m_energy == nullptr || m_energy->dvfs.empty()) return 1.0;
+  return m_energy->dvfs.at(m_point).voltageV / m_energy->dvfs.front().voltageV;
+}
+
+void PowerManager::catchUp(double timeS) {
+  if (m_thermal) m_thermal->advanceTo(timeS, m_lastEnd, voltageScale());
+  double keepFrom = m_governor ? m_governor->decideUntil(timeS, m_lastEnd) : timeS;
+  if (m_thermal) keepFrom = std::min(keepFrom, m_thermal->timeS());
+  // No later reading starts before keepFrom.
+  if (m_sensor != nullptr) m_sensor->forgetBefore(keepFrom);
+}
+
 void PowerManager::govern(const power::GovernorConfig& config, double capW, const power::PowerSensor& sensor) {
-  if (m_energy == nullptr || !config.drives(*m_energy)) return;
-  m_governor = std::make_unique<DvfsGovernor>(config, capW, m_energy->dvfs, sensor,
-                                              [this](double t, std::size_t point) { moveTo(t, point); });
+  if (m_energy == nullptr || !config.drives(*m_energy, m_thermal != nullptr)) return;
+  m_sensor = &sensor;
+  m_governor = std::make_unique<DvfsGovernor>(
+      config, capW, m_energy->dvfs, sensor, [this](double t, std::size_t point) { moveTo(t, point); }, m_thermal.get(),
+      [this](double t, bool throttled) {
+        if (m_bus == nullptr) return;
+        tlm::PowerStateEvent e;
+        e.kind = tlm::PowerStateEvent::Kind::kThrottle;
+        e.time = tlm::durationCeil(t);
+        e.throttled = throttled;
+        m_bus->emit(e);
+      });
   m_gating.setStretch(std::min(kClockActiveStretchS, 0.1 * config.responseTimeS));
   if (m_bus != nullptr) m_bus->resubscribe(*this, tlm::kAllActivities);
 }
@@ -116,17 +160,18 @@ void PowerManager::announce(const std::vector<ClockGating::Stretch>& stretches) 
   }
 }
 
-void PowerManager::settle() {
+void PowerManager::settle(double endS, bool thermal) {
   m_stretches.clear();
   m_gating.flush(m_stretches);
   announce(m_stretches);
+  if (m_thermal && thermal) m_thermal->finish(std::max(endS, m_thermal->timeS()), voltageScale());
 }
 
 void PowerManager::onActivity(const tlm::ActivityEvent& e) {
   if (e.activity == tlm::Activity::kClockActive || e.activity == tlm::Activity::kWakeArrays) return;  // its own
   const double start = tlm::seconds(e.start);
   const double end = tlm::seconds(e.time);
-  if (m_governor) m_governor->decideUntil(start, m_lastEnd);
+  if (m_governor || m_thermal) catchUp(start);
   m_lastEnd = std::max(m_lastEnd, end);
   if (!keepsClocksOn(e.activity)) return;
   m_clockOp.phase = e.phase;

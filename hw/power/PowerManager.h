@@ -21,11 +21,12 @@
 
 #include "hw/power/ClockGating.h"
 #include "hw/power/DvfsGovernor.h"
-#include "tlm/ActivityBus.h"
-#include "tlm/ClockDomain.h"
+#include "hw/power/ThermalControl.h"
 #include "power/ChipPower.h"
 #include "power/PowerConfig.h"
 #include "stats/StatsGroup.h"
+#include "tlm/ActivityBus.h"
+#include "tlm/ClockDomain.h"
 
 namespace scoville::hw {
 
@@ -56,14 +57,23 @@ class PowerManager : public sc_core::sc_module, public tlm::ActivityListener {
   void setPoweredArrays(double timeS, int arrays, double wakeEndS, tlm::LlmPhase phase);
   int poweredArrays() const { return m_arrays - m_gated; }
 
-  /// Lets a DVFS governor drive the core clock under `capW`, reading `sensor` (the chip's power
-  /// model). No effect for GovernorKind::kNone or fewer than two operating points.
+  /// Runs the chip's thermal model (ThermalControl.h) on `sensor` (the chip's power model) from
+  /// time 0; call before govern(). `ratedW`: the chip's rating (thermal.start rated).
+  void thermal(const power::ThermalConfig& config, double ratedW, const power::PowerSensor& sensor);
+  const ThermalControl* thermalControl() const { return m_thermal.get(); }
+  /// How the manager sets the HBM's refresh rate (1 or 2 times the normal one) from a time.
+  void setRefreshControl(ThermalControl::SetRefreshRate refresh) { m_refreshRate = std::move(refresh); }
+
+  /// Lets a DVFS governor drive the core clock under `capW` (and under the junction limit when the
+  /// chip has a thermal model), reading `sensor` (the chip's power model). No effect for
+  /// GovernorKind::kNone, kThermal without a thermal model, or fewer than two operating points.
   void govern(const power::GovernorConfig& config, double capW, const power::PowerSensor& sensor);
   bool governed() const { return m_governor != nullptr; }
 
-  /// Announces the clocked-active time not yet announced (call before reading the power model at
-  /// the end of a run or of a measured kernel).
-  void settle();
+  /// Announces the clocked-active time not yet announced, and with `thermal` integrates the
+  /// thermal model to `endS` (call before reading the power model at the end of a run or of a
+  /// measured kernel).
+  void settle(double endS, bool thermal = true);
 
   void onActivity(const tlm::ActivityEvent& event) override;
 
@@ -71,6 +81,9 @@ class PowerManager : public sc_core::sc_module, public tlm::ActivityListener {
 
  private:
   void moveTo(double timeS, std::size_t point);
+  /// Lets the thermal model and the governor catch up with `timeS`, then forgets what neither reads.
+  void catchUp(double timeS);
+  double voltageScale() const;
   void announce(const std::vector<ClockGating::Stretch>& stretches);
 
   const power::ChipEnergyConfig* m_energy;
@@ -85,6 +98,9 @@ class PowerManager : public sc_core::sc_module, public tlm::ActivityListener {
   std::vector<ClockGating::Stretch> m_stretches;  ///< scratch
   tlm::OpExtension m_clockOp;                     ///< what clock-active events are booked as
   double m_lastEnd = 0.0;                         ///< latest end of any activity reported
+  std::unique_ptr<ThermalControl> m_thermal;
+  ThermalControl::SetRefreshRate m_refreshRate;
+  const power::PowerSensor* m_sensor = nullptr;
   std::unique_ptr<DvfsGovernor> m_governor;
   stats::Group m_stats;
   stats::Counter& m_clockActive;
