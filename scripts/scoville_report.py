@@ -490,6 +490,26 @@ def sustained_sentence(label, where, report):
             f"{plural(violations, 'violation')} (summed over {plural(len(chips), 'chip')} and all windows).")
 
 
+def chip_thermal(report):
+    """The first chip's thermal section (docs/thermal.md), or None."""
+    chips = [c for c in seq(get(report, "power", "chips")) if isinstance(c, dict)]
+    thermal = obj(chips[0].get("thermal")) if chips else {}
+    return thermal or None
+
+
+def thermal_sentence(label, where, thermal):
+    """Chip 0's temperatures against its limits, where it would settle, and what its cooling holds."""
+    die, hbm, settle = obj(thermal.get("die_c")), obj(thermal.get("hbm_c")), obj(thermal.get("steady_state_at_average"))
+    settles = ("would run away (no steady state)" if settle.get("runaway") else
+               f"would settle at {fmt(settle.get('die_c'))} C (die) and {fmt(settle.get('hbm_c'))} C (HBM)")
+    return (f"{label} at {where}, {thermal.get('cooling')} cooling ({fmt(thermal.get('ambient_c'))} C inlet): die "
+            f"peak {fmt(die.get('peak'))} C of its {fmt(thermal.get('junction_limit_c'))} C limit, HBM peak "
+            f"{fmt(hbm.get('peak'))} C; throttled {duration(number(thermal.get('time_throttled_s')) or 0)}, HBM at "
+            f"double-rate refresh {duration(number(thermal.get('time_hbm_refresh_doubled_s')) or 0)}; at this "
+            f"average power the chip {settles}; its cooling holds {fmt(thermal.get('sustainable_w'))} W at the "
+            f"junction limit (the {thermal.get('binding_limit')} binds).")
+
+
 def section_power(doc, ctx):
     """Per series, the per-chip power timeline of the point with the highest tok/s per kW rated."""
     from matplotlib.ticker import EngFormatter
@@ -517,13 +537,34 @@ def section_power(doc, ctx):
             ax.set(title=f"{label}: {ctx.at(i)}", ylabel="W per chip")
             ax.xaxis.set_major_formatter(EngFormatter(unit="s", sep=""))  # runs last from microseconds to minutes
             ax.set_ylim(bottom=0)
-            legend_right(ax)
+            thermal = chip_thermal(ctx.reports[i])
+            if thermal:
+                hot = ax.twinx()
+                timeline = obj(thermal.get("timeline"))
+                times = [number(t) or 0.0 for t in seq(timeline.get("time_s"))]
+                for key, dash, what in (("die_c", "-", "die"), ("hbm_c", "--", "HBM")):
+                    temps = [number(t) or 0.0 for t in seq(timeline.get(key))]
+                    hot.plot(times[:len(temps)], temps, color="darkorange", linestyle=dash, linewidth=1.0,
+                             label=f"{what} temperature (C)")
+                limit = number(thermal.get("junction_limit_c"))
+                if limit:
+                    hot.axhline(limit, color="darkorange", linewidth=0.8, linestyle=":",
+                                label=f"junction limit {fmt(limit)} C")
+                hot.set_ylabel("C (chip 0)")
+                lines, labels = ax.get_legend_handles_labels()
+                more, more_labels = hot.get_legend_handles_labels()
+                ax.legend(lines + more, labels + more_labels, loc="upper left", bbox_to_anchor=(1.08, 1.0),
+                          fontsize=8)
+            else:
+                legend_right(ax)
         axes[-1, 0].set_xlabel("simulated time")
         fig.tight_layout()
         doc.figure("power", png(ctx.plt, fig), "Per-chip power over the whole run (warm-up included) at each "
                    "series' most efficient point, against the chip rating and the sustained maxima per window.")
     sentences = [sustained_sentence(label, ctx.at(i), ctx.reports[i])
                  for label, i in zip(ctx.labels, ctx.chosen) if i is not None]
+    sentences += [thermal_sentence(label, ctx.at(i), chip_thermal(ctx.reports[i]))
+                  for label, i in zip(ctx.labels, ctx.chosen) if i is not None and chip_thermal(ctx.reports[i])]
     doc.add("list", sentences or ["No series has a power timeline."])
 
 

@@ -213,6 +213,36 @@ class ScovilleReportTest(unittest.TestCase):
             self.assertEqual(self.read(os.path.join(out, name), "rb"), self.read(os.path.join(again, name), "rb"),
                              name)
 
+    def test_a_thermal_section_adds_temperatures_to_the_power_figure_and_a_sentence(self):
+        thermal = {"cooling": "air", "kind": "air", "ambient_c": 35.0, "junction_limit_c": 105.0,
+                   "hbm_refresh_limit_c": 85.0, "start": "idle", "time_constants_s": [60.0, 0.3, 0.15, 0.02],
+                   "die_c": {"start": 45.0, "peak": 71.5, "mean": 65.0, "end": 70.0},
+                   "hbm_c": {"start": 50.0, "peak": 86.0, "mean": 80.0, "end": 85.5},
+                   "leakage_scale_end": 1.4, "time_throttled_s": 0.25, "time_hbm_refresh_doubled_s": 1.5,
+                   "steady_state_at_average": {"average_w": 500.0, "hbm_w": 80.0, "runaway": False, "die_c": 74.0,
+                                               "hbm_c": 88.0, "total_w": 520.0, "over_junction_limit": False},
+                   "sustainable_w": 1050.0, "binding_limit": "rating", "headroom_under_rating_w": 200.0,
+                   "timeline": {"time_s": [0.01 * k for k in range(50)], "die_c": [45.0 + 0.5 * k for k in range(50)],
+                                "hbm_c": [50.0 + 0.7 * k for k in range(50)]}}
+        plain = os.path.join(self.dir, "plain")
+        self.assertEqual(self.render(plain).returncode, 0)
+        for p in results()["points"]:
+            data = report(p["concurrency"], p["platform"])
+            data["power"]["chips"][0]["thermal"] = thermal
+            self.write(os.path.join(self.dir, p["source"]), data)
+        out = os.path.join(self.dir, "report")
+        run = self.render(out)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        markdown = self.read(os.path.join(out, "report.md"))
+        self.assertIn("air cooling (35.0 C inlet): die peak 71.5 C of its 105 C limit, HBM peak 86.0 C", markdown)
+        self.assertIn("throttled 250 ms, HBM at double-rate refresh 1.5 s", markdown)
+        self.assertIn("would settle at 74.0 C (die) and 88.0 C (HBM)", markdown)
+        self.assertIn("holds 1,050 W at the junction limit (the rating binds)", markdown)
+        self.assertNotIn("die peak", self.read(os.path.join(plain, "report.md")))
+        # The power figure gains the temperature axis: it differs from the plain report's.
+        figure = next(f for f in re.findall(r"\]\((figures/[^)]+\.png)\)", markdown) if "power" in f)
+        self.assertNotEqual(self.read(os.path.join(out, figure), "rb"), self.read(os.path.join(plain, figure), "rb"))
+
     def test_wrong_schema_version_is_bad_input(self):
         data = results()
         data["schema_version"] = 2
