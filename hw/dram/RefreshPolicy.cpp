@@ -136,28 +136,24 @@ const PolicyTable<RefreshFactory>& refreshPolicies() {
 
 void AllBankRefresh::refreshDue(double time, BankMachine& banks, DramCommandCounts& counts) {
   // Every refresh due by `time` has happened; an idle gap costs O(1), not O(gap / tREFI).
-  double missed = m_pendingRefreshes;
+  const double missed = m_pendingRefreshes + issueDue(time);
   m_pendingRefreshes = 0.0;
-  if (m_nextRefresh <= time) {
-    const double due = std::floor((time - m_nextRefresh) / m_refi) + 1.0;
-    const double lastStart = m_nextRefresh + (due - 1.0) * m_refi;
-    m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
-    m_nextRefresh = lastStart + m_refi;
-    missed += due;
-  }
   banks.closeAll(m_blockedUntil);
   counts.refreshes += missed * m_lockstep;
 }
 
+double AllBankRefresh::issueDue(double time) {
+  if (m_nextRefresh > time) return 0.0;
+  const double due = std::floor((time - m_nextRefresh) / m_refi) + 1.0;
+  const double lastStart = m_nextRefresh + (due - 1.0) * m_refi;
+  m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
+  m_nextRefresh = lastStart + m_refi;
+  return due;
+}
+
 void AllBankRefresh::setRate(double time, double rate) {
   // The refreshes due before `time` at the old rate, counted at the next catch-up.
-  if (m_nextRefresh <= time) {
-    const double due = std::floor((time - m_nextRefresh) / m_refi) + 1.0;
-    const double lastStart = m_nextRefresh + (due - 1.0) * m_refi;
-    m_blockedUntil = std::max(m_blockedUntil, lastStart) + m_t.tRFC;
-    m_nextRefresh = lastStart + m_refi;
-    m_pendingRefreshes += due;
-  }
+  m_pendingRefreshes += issueDue(time);
   m_refi = m_t.tREFI / rate;
 }
 

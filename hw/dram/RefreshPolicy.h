@@ -74,6 +74,9 @@ class AllBankRefresh final : public RefreshPolicy {
  private:
   /// catchUp once a refresh is due by `time`.
   void refreshDue(double time, BankMachine& banks, DramCommandCounts& counts);
+  /// Moves the schedule past the refreshes due by `time` (the channel blocked for the last one's
+  /// tRFC); returns how many there were.
+  double issueDue(double time);
 
   const DramTimingConfig& m_t;
   double m_refi;  ///< tREFI / rate

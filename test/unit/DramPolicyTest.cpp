@@ -7,13 +7,13 @@
 
 #include <random>
 
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "hw/dram/AddressDecoder.h"
 #include "hw/dram/BankMachine.h"
 #include "hw/dram/DramChannel.h"
 #include "hw/dram/MemoryControllerConfig.h"
 #include "hw/dram/RefreshPolicy.h"
-#include "config/ConfigError.h"
-#include "config/Loader.h"
 
 namespace scoville::hw {
 namespace {
@@ -211,6 +211,31 @@ TEST(RefreshPolicy, RefreshCountsScaleWithTime) {
   EXPECT_EQ(perBank.rowHits, 0) << "bank 0's refresh closed the row";
   const DramCommandCounts sameBank = counted("same_bank");
   EXPECT_EQ(sameBank.bankRefreshes, 3 * 100 + 1 * 99);  // index i from tREFI (1 + i / 4) on
+}
+
+// Over an idle gap of 100.5 tREFI with the rate doubled at 50.25 tREFI: the refreshes due before
+// the change at the normal rate, every tREFI / 2 after it.
+TEST(RefreshRate, DoubledRateRefreshesTwiceAsOftenFromTheChangeOn) {
+  const double refi = channel().timing.tREFI;
+  const auto counted = [&](const char* refresh, bool doubled) {
+    MemoryControllerConfig c = channel();
+    c.refresh = refresh;
+    DramChannel ch(c, 0);
+    DramCommandCounts counts;
+    ch.serve(InterleavedSegment{0, 0, 64, false}, 0.0, counts);
+    if (doubled) ch.setRefreshRate(50.25 * refi, 2.0);
+    ch.serve(InterleavedSegment{0, 0, 64, false}, 100.5 * refi, counts);
+    return counts;
+  };
+  // All-bank: 1..50 tREFI at the normal rate (50), then 51, 51.5, ... 100.5 (100 more).
+  EXPECT_EQ(counted("all_bank", false).refreshes, 100);
+  EXPECT_EQ(counted("all_bank", true).refreshes, 150);
+  // Per-bank: bank b from tREFI (1 + b / 16) on, one per tREFI to the change and two after it: the
+  // 1,563 of the normal rate (RefreshPolicy.RefreshCountsScaleWithTime) plus about half again.
+  const double normal = counted("per_bank", false).bankRefreshes;
+  const double doubled = counted("per_bank", true).bankRefreshes;
+  EXPECT_EQ(normal, 9 * 100 + 7 * 99);
+  EXPECT_NEAR(doubled - normal, 16 * 50.25, 16.0) << "the second half at twice the rate";
 }
 
 // A long sequential stream: all-bank refresh stops the data bus tRFC every tREFI; per-bank

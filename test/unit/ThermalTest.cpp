@@ -2,15 +2,13 @@
 // state is P x R_total over the ambient, leakage doubles every `doubling` kelvin and the fixed point
 // it makes with the cooling is found (or a runaway reported), a stepped run converges to that fixed
 // point and agrees with a finer step, and HBM refresh doubles above its limit: in the thermal control
-// that decides it and in the refresh policies that apply it.
+// that decides it (the refresh policies that apply it: DramPolicyTest.cpp, RefreshRate).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "hw/dram/DramChannel.h"
-#include "hw/dram/MemoryControllerConfig.h"
 #include "hw/power/ThermalControl.h"
 #include "power/ChipPower.h"
 #include "power/PowerConfig.h"
@@ -242,51 +240,3 @@ TEST(ThermalControl, HbmRefreshDoublesAboveItsLimitAndReturnsBelowTheHysteresis)
 
 }  // namespace
 }  // namespace scoville::power
-
-namespace scoville::hw {
-namespace {
-
-MemoryControllerConfig oneChannel(const char* refresh) {
-  MemoryControllerConfig c;
-  c.capacityBytes = 1 << 30;
-  c.bandwidthBytesPerS = 64e9;
-  c.channels = 1;
-  c.interleaveBytes = 256;
-  c.bankGroups = 4;
-  c.banksPerGroup = 4;
-  c.rowBytes = 1024;
-  c.burstBytes = 64;
-  c.scheduler = "frfcfs";
-  c.timing = DramTimingConfig{14e-9, 14e-9, 18e-9, 33e-9, 2e-9, 4e-9, 16e-9, 8e-9, 4e-9, 3.9e-6, 350e-9};
-  c.timing.tRFCpb = 160e-9;
-  c.timing.tRFCsb = 160e-9;
-  c.refresh = refresh;
-  return c;
-}
-
-// Over an idle gap of 100.5 tREFI with the rate doubled at 50.25 tREFI: the refreshes due before
-// the change at the normal rate, every tREFI / 2 after it.
-TEST(RefreshRate, DoubledRateRefreshesTwiceAsOftenFromTheChangeOn) {
-  const double refi = oneChannel("all_bank").timing.tREFI;
-  const auto counted = [&](const char* refresh, bool doubled) {
-    const MemoryControllerConfig c = oneChannel(refresh);
-    DramChannel ch(c, 0);
-    DramCommandCounts counts;
-    ch.serve(InterleavedSegment{0, 0, 64, false}, 0.0, counts);
-    if (doubled) ch.setRefreshRate(50.25 * refi, 2.0);
-    ch.serve(InterleavedSegment{0, 0, 64, false}, 100.5 * refi, counts);
-    return counts;
-  };
-  // All-bank: 1..50 tREFI at the normal rate (50), then 51, 51.5, ... 100.5 (100 more).
-  EXPECT_EQ(counted("all_bank", false).refreshes, 100);
-  EXPECT_EQ(counted("all_bank", true).refreshes, 150);
-  // Per-bank: bank b from tREFI (1 + b / 16) on, one per tREFI to the change and two after it: the
-  // 1,563 of the normal rate (RefreshPolicy.RefreshCountsScaleWithTime) plus about half again.
-  const double normal = counted("per_bank", false).bankRefreshes;
-  const double doubled = counted("per_bank", true).bankRefreshes;
-  EXPECT_EQ(normal, 9 * 100 + 7 * 99);
-  EXPECT_NEAR(doubled - normal, 16 * 50.25, 16.0) << "the second half at twice the rate";
-}
-
-}  // namespace
-}  // namespace scoville::hw
