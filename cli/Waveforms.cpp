@@ -72,6 +72,20 @@ std::string waveformsVcd(const UnitActivity& a, const platform::Platform& platfo
       }
     }
     vcd.add(scope, "core_clock_hz", std::move(clock));
+    if (const power::ChipPower::ThermalTrace* thermal = chipPower.thermal()) {
+      // The thermal model's temperatures, each held from its step's end to the next's.
+      std::vector<double> die(bins, thermal->samples.front().dieC);
+      std::vector<double> hbm(bins, thermal->samples.front().hbmC);
+      std::size_t next = 0;
+      for (std::size_t b = 0; b < bins; ++b) {
+        const double t = a.start() + interval * static_cast<double>(b);
+        while (next + 1 < thermal->samples.size() && thermal->samples[next + 1].timeS <= t) ++next;
+        die[b] = thermal->samples[next].dieC;
+        hbm[b] = thermal->samples[next].hbmC;
+      }
+      vcd.add(scope, "die_c", std::move(die));
+      vcd.add(scope, "hbm_c", std::move(hbm));
+    }
   }
   if (powered) {
     if (const power::SwitchPower* switches = power.switches()) {

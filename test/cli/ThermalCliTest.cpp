@@ -120,6 +120,21 @@ TEST_F(ThermalCliTest, AirCoolingRunsHotterAndHoldsLessThanLiquid) {
   EXPECT_GT(a["time_constants_s"][0].get<double>(), l["time_constants_s"][0].get<double>()) << "a heavier heat sink";
 }
 
+TEST_F(ThermalCliTest, WaveformsCarryTheTemperatures) {
+  const std::string vcd = dir.file("w.vcd");
+  const ProcessResult r =
+      runScoville({"run", "-q", "--out", dir.file("vcd"), "--set", kThermal, "--vcd", vcd, "--trace-start", "5 ms",
+                   "--trace-duration", "5 ms", "--vcd-interval", "100 us"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string text = readFile(vcd);
+  EXPECT_NE(text.find("die_c $end"), std::string::npos);
+  EXPECT_NE(text.find("hbm_c $end"), std::string::npos);
+  const ProcessResult plain =
+      runScoville({"run", "-q", "--out", dir.file("plain"), "--vcd", dir.file("p.vcd"), "--trace-duration", "1 ms"});
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_EQ(readFile(dir.file("p.vcd")).find("die_c"), std::string::npos) << "no thermal model, no temperature";
+}
+
 TEST_F(ThermalCliTest, BadThermalInputIsRefusedNamingItsKey) {
   const std::string t = "platform.chip_types[0].thermal";
   EXPECT_NE(rejected({kThermal, t + ".cooling=water"}).find("'water' is not one of its coolers (liquid, air)"),
