@@ -164,7 +164,7 @@ void PowerManager::settle(double endS, bool thermal) {
   m_stretches.clear();
   m_gating.flush(m_stretches);
   announce(m_stretches);
-  if (m_thermal && thermal) m_thermal->finish(std::max(endS, m_thermal->timeS()), voltageScale());
+  if (m_thermal && thermal) m_thermal->finish(std::max(endS, m_thermal->timeS()), m_lastEnd, voltageScale());
 }
 
 void PowerManager::onActivity(const tlm::ActivityEvent& e) {

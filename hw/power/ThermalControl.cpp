@@ -82,8 +82,8 @@ void ThermalControl::advanceTo(double timeS, double lastActivityEndS, double vol
   }
 }
 
-void ThermalControl::finish(double timeS, double voltageScale) {
-  advanceTo(timeS, timeS, voltageScale);
+void ThermalControl::finish(double timeS, double lastActivityEndS, double voltageScale) {
+  advanceTo(timeS, lastActivityEndS, voltageScale);
   if (timeS > m_timeS) step(timeS - m_timeS, voltageScale);
 }
 

@@ -43,7 +43,7 @@ class ThermalControl {
   /// Integrates every step that ends at or before `timeS`; the core runs at `voltageScale`.
   void advanceTo(double timeS, double lastActivityEndS, double voltageScale);
   /// Integrates up to exactly `timeS` (the end of a run).
-  void finish(double timeS, double voltageScale);
+  void finish(double timeS, double lastActivityEndS, double voltageScale);
 
   /// Where the model is in time; energy before it is not read again.
   double timeS() const { return m_timeS; }
