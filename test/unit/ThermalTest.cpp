@@ -7,8 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "config/Loader.h"
 #include "hw/power/ThermalControl.h"
 #include "power/ChipPower.h"
 #include "power/PowerConfig.h"
@@ -121,6 +126,33 @@ TEST(ThermalModel, LeakageDoublesEveryDoublingAndFindsItsFixedPoint) {
   ThermalConfig hot = c;
   hot.leakage.doublingK = 2.0;  // a leakage far steeper than silicon's
   EXPECT_FALSE(ThermalModel(hot).steadyState(500.0, 50.0, 0.0).has_value());
+}
+
+// The reference chip's package (platforms/thermal/jalapeno.yaml, all assumptions) against the one
+// measured package of its class in the repo: the H200's two idle-to-load steps of 4 s, whose sensor
+// temperatures the raw microbenchmark files record. A prediction, not a fit: the file's values come
+// from the die's and the lid's materials.
+TEST(ThermalModel, TheReferencePackagePredictsTheH200sMeasuredFourSecondRise) {
+  const std::string root = config::dataDirectory();
+  const ThermalConfig air = ThermalConfig::schema().parse(
+      config::loadConfigFile("thermal", root + "/platforms/thermal/jalapeno.yaml", {{"cooling", "air"}}));
+  for (const char* run : {"2026-12-04T1140Z", "2026-12-04T1143Z"}) {
+    std::ifstream in(root + "/workloads/validation/raw/h200-microbench-" + run + ".json");
+    ASSERT_TRUE(in) << run;
+    const nlohmann::json power = nlohmann::json::parse(in)["power"];
+    ASSERT_EQ(power[0]["load"], "idle");
+    ASSERT_EQ(power[1]["load"], "hbm_copy");
+    const double stepW = power[1]["watts"].get<double>() - power[0]["watts"].get<double>();
+    const double measuredK = power[1]["temperature_c"].get<double>() - power[0]["temperature_c"].get<double>();
+    // A copy at ~4.2 TB/s puts ~70 W in the stacks themselves (2.0 / 2.2 pJ/bit read / write).
+    const double hbmW = 70.0;
+    ThermalModel model(air);
+    model.settleAt(0.0, 0.0);
+    model.advance(4.0, stepW - hbmW, hbmW);
+    const double predictedK = model.temperatureC(ThermalModel::kDie) - model.ambientC();
+    EXPECT_NEAR(predictedK, measuredK, 0.15 * measuredK)
+        << run << ": " << stepW << " W more for 4 s; the sensor reads whole degrees";
+  }
 }
 
 /// A chip drawing constant power, with the core leakage at whatever the thermal control announced.
