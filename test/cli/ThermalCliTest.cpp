@@ -16,7 +16,7 @@ const std::string kThermal = "platform.chip_types[0].thermal={include: ../therma
 
 class ThermalCliTest : public ServingCliFixture {
  protected:
-  /// GPT-OSS 120B on jalapeno-8, 8 users of InferenceX 8k/1k, with `sets`.
+  /// GPT-OSS 120B on jalapeno-8, 8 users with 2k-token prompts and 256-token answers, with `sets`.
   nlohmann::json serve(const std::string& name, const std::vector<std::string>& sets) {
     std::vector<std::string> args{"run",   "-q",
                                   "-p",    "jalapeno-8",
@@ -24,7 +24,9 @@ class ThermalCliTest : public ServingCliFixture {
                                   "-s",    "inferencex-8k1k",
                                   "--out", dir.file(name),
                                   "--set", "scenario.load.concurrency=8",
-                                  "--set", "scenario.requests=8"};
+                                  "--set", "scenario.requests=8",
+                                  "--set", "scenario.input_tokens=2048",
+                                  "--set", "scenario.output_tokens=256"};
     for (const std::string& s : sets) {
       args.push_back("--set");
       args.push_back(s);
@@ -86,14 +88,14 @@ TEST_F(ThermalCliTest, AThermalGovernorHoldsTheJunctionLimitAndCostsThroughput) 
   const std::vector<std::string> governed{kThermal, "platform.power.governor.impl=thermal"};
   const nlohmann::json free = serve("free", {kThermal});
   std::vector<std::string> tight = governed;
-  tight.push_back("platform.chip_types[0].thermal.junction_limit=47 C");
+  tight.push_back("platform.chip_types[0].thermal.junction_limit=46 C");
   const nlohmann::json held = serve("held", tight);
   ASSERT_FALSE(free.empty());
   ASSERT_FALSE(held.empty());
   const double freePeak = free["power"]["chips"][0]["thermal"]["die_c"]["peak"];
-  ASSERT_GT(freePeak, 48.0) << "the limit must be one the free run passes";
+  ASSERT_GT(freePeak, 46.5) << "the limit must be one the free run passes";
   const nlohmann::json& t = held["power"]["chips"][0]["thermal"];
-  EXPECT_LE(t["die_c"]["peak"].get<double>(), 47.2) << "held at the limit, within a step's lag";
+  EXPECT_LE(t["die_c"]["peak"].get<double>(), 46.2) << "held at the limit, within a step's lag";
   EXPECT_GT(t["time_throttled_s"].get<double>(), 0.0);
   EXPECT_EQ(held["power"]["chips"][0]["dvfs"]["governor"], "thermal");
   EXPECT_TRUE(held["power"]["chips"][0]["dvfs"]["cap_w"].is_null());
