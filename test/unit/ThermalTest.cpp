@@ -130,8 +130,9 @@ TEST(ThermalModel, LeakageDoublesEveryDoublingAndFindsItsFixedPoint) {
 
 // The reference chip's package (platforms/thermal/jalapeno.yaml, all assumptions) against the one
 // measured package of its class in the repo: the H200's two idle-to-load steps of 4 s, whose sensor
-// temperatures the raw microbenchmark files record. A prediction, not a fit: the file's values come
-// from the die's and the lid's materials.
+// temperatures the raw microbenchmark files record. The file's values come from the die's and the
+// lid's materials, not a fit (these two steps decided against doubling the die's resistance for hot
+// spots, docs/thermal.md).
 TEST(ThermalModel, TheReferencePackagePredictsTheH200sMeasuredFourSecondRise) {
   const std::string root = config::dataDirectory();
   const ThermalConfig air = ThermalConfig::schema().parse(
