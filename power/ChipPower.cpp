@@ -53,14 +53,16 @@ void ChipPower::forgetBefore(double timeS) const {
   if (m_recentHbm) m_recentHbm->dropBefore(timeS);
 }
 
+double ChipPower::gatedW() const {
+  return m_arrays > 0 ? m_energy.tensorCore.staticW * static_cast<double>(m_gated) / m_arrays : 0.0;
+}
+
 double ChipPower::staticAtW(double voltageScale) const {
-  const double gated = m_arrays > 0 ? m_energy.tensorCore.staticW * static_cast<double>(m_gated) / m_arrays : 0.0;
-  return m_energy.staticAtW(voltageScale, gated, m_thermal.leakageScale);
+  return m_energy.staticAtW(voltageScale, gatedW(), m_thermal.leakageScale);
 }
 
 double ChipPower::coreLeakageRefW(double voltageScale) const {
-  const double gated = m_arrays > 0 ? m_energy.tensorCore.staticW * static_cast<double>(m_gated) / m_arrays : 0.0;
-  return (m_energy.coreStaticW() - gated) * m_energy.leakageScale(voltageScale * m_energy.nominalVoltage());
+  return (m_energy.coreStaticW() - gatedW()) * m_energy.leakageScale(voltageScale * m_energy.nominalVoltage());
 }
 
 double ChipPower::savedW() const {

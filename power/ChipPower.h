@@ -145,6 +145,8 @@ class ChipPower : public tlm::ActivityListener, public PowerSensor {
   void accrue(double timeS);
   /// Static power below idleW() now.
   double savedW() const;
+  /// The tensor core's static power gated off now.
+  double gatedW() const;
   /// Carries the thermal totals to `timeS`.
   static void carry(ThermalTrace& trace, double timeS);
 

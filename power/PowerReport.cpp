@@ -169,7 +169,7 @@ Json PowerMonitor::thermalJson(const ChipPower& chip, double endS) const {
   const double hbmW = e.hbm.staticW + (endS > 0.0 ? chip.levelJ()[static_cast<std::size_t>(Level::kHbm)] / endS : 0.0);
   const double leakageW = (endS > 0.0 ? chip.staticJ(endS) / endS : chip.idleW()) - (e.idleW() - e.coreStaticW());
   const double meanDieC = span > 0.0 ? trace.dieCSeconds / span : trace.dieC;
-  const double leakageRefW = leakageW / config.leakage.scale(std::min(meanDieC, 250.0));
+  const double leakageRefW = leakageW / config.leakage.scale(std::min(meanDieC, kLeakageCapC));
   const auto steady = model.steadyState(averageW - hbmW - leakageW, leakageRefW, hbmW);
   Json settle;
   settle["average_w"] = averageW;

@@ -40,6 +40,10 @@ struct CoolerConfig {
 
 /// Core-rail leakage as a function of the die temperature: it doubles every `doublingK`, and the
 /// chip type's static powers are its values at `referenceC`.
+/// The die temperature leakage is evaluated at is capped here: past it the chip has run away
+/// (the report says so), and the exponential would only overflow.
+inline constexpr double kLeakageCapC = 250.0;
+
 struct LeakageTemperatureConfig {
   double referenceC = 0.0;
   double doublingK = 0.0;

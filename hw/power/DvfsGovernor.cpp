@@ -64,12 +64,15 @@ void DvfsGovernor::decide(double time) {
   const double knownSpan = std::min(time, window - m_responseS);
   const power::DvfsPoint& now = m_points[m_point];
   const double staticNow = m_sensor.staticAtW(now.voltageV / m_points.front().voltageV);
-  const auto windowPower = [&](std::size_t k) {
+  // The chip's power over the next response time at point k.
+  const auto nextPower = [&](std::size_t k) {
     const power::DvfsPoint& p = m_points[k];
     const double ratio = (p.voltageV * p.voltageV * p.frequencyHz) / (now.voltageV * now.voltageV * now.frequencyHz);
     const double staticAt = m_sensor.staticAtW(p.voltageV / m_points.front().voltageV);
-    const double next = (recent - recentCore + recentCore * ratio) / r + staticAt;
-    return (known + staticNow * knownSpan + next * m_responseS) / (knownSpan + m_responseS);
+    return (recent - recentCore + recentCore * ratio) / r + staticAt;
+  };
+  const auto windowPower = [&](std::size_t k) {
+    return (known + staticNow * knownSpan + nextPower(k) * m_responseS) / (knownSpan + m_responseS);
   };
   const double aim = aimW();
   std::size_t next = m_point;
@@ -91,12 +94,7 @@ void DvfsGovernor::decide(double time) {
   }
   if (m_thermal != nullptr) {
     // The junction limit's point, and whether it (not the cap) sets the clock.
-    const std::size_t hot = thermalPoint(time, [&](std::size_t k) {
-      const power::DvfsPoint& p = m_points[k];
-      const double ratio = (p.voltageV * p.voltageV * p.frequencyHz) / (now.voltageV * now.voltageV * now.frequencyHz);
-      return (recent - recentCore + recentCore * ratio) / r +
-             m_sensor.staticAtW(p.voltageV / m_points.front().voltageV);
-    });
+    const std::size_t hot = thermalPoint(time, nextPower);
     const bool throttled = hot > next;
     next = std::max(next, hot);
     if (throttled != m_throttled) {

@@ -51,7 +51,7 @@ void ThermalControl::announce() {
     m_refreshRate = rate;
     if (m_refresh) m_refresh(m_timeS, rate);
   }
-  m_announce(m_timeS, m_model, m_config.leakage.scale(std::min(dieC, kLeakageCapC)), m_refreshRate);
+  m_announce(m_timeS, m_model, m_config.leakage.scale(std::min(dieC, power::kLeakageCapC)), m_refreshRate);
 }
 
 void ThermalControl::step(double dtS, double voltageScale) {

@@ -31,10 +31,6 @@ class ThermalControl {
   /// Sets the HBM refresh rate (1 or 2 times the normal one) from a time.
   using SetRefreshRate = std::function<void(double timeS, double rate)>;
 
-  /// The die temperature the leakage is evaluated at is capped here: past it the chip has run
-  /// away, which the report says.
-  static constexpr double kLeakageCapC = 250.0;
-
   ThermalControl(const power::ThermalConfig& config, const power::ChipEnergyConfig& energy, double ratedW,
                  const power::PowerSensor& sensor, Announce announce, SetRefreshRate refresh);
 
