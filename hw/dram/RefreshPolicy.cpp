@@ -46,7 +46,6 @@ class BankSlots : public RefreshPolicy {
     counts.bankRefreshes += issued * m_lockstep;
     counts.refreshes += issued / m_slots * m_lockstep;
     m_caughtUp = time;
-    if (m_pending.empty()) return;
     m_pending.clear();
   }
   double blockedUntil() const override { return -std::numeric_limits<double>::infinity(); }
