@@ -395,6 +395,7 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
 
   // One elaboration per process: the platform and the workload live for the rest of sc_main.
   platform::Platform platform("platform", inputs.platform);
+  platform.mirrorAlikeLanes(!options.exactAllChips);
   if (trace) platform.subscribeActivity(*trace);
   if (waveforms) platform.subscribeActivity(*waveforms);
   std::vector<int> mirrorOf;  // serving: the chip each chip mirrors (-1: none)
@@ -417,7 +418,8 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
   std::string requests;                                      // a serving run's requests.csv
   if (serving) {
     runtime::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
-                                  inputs.scenarioFiles, !options.exactAllChips);
+                                  inputs.scenarioFiles, !options.exactAllChips,
+                                  !options.exact && !options.exactAllChips);
     startRunOutput(options.out);
     if (options.verbose) {
       out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} replicas of tp {}, seed {}\n",
@@ -426,6 +428,7 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
     }
     mirrorOf = engine.mirrorOfChips();
     platform.power().setMirrors(mirrorOf);
+    platform.power().setSwitchWeights(engine.switchWeights());
     simulate(simulatedTimeLimit, options.maxSimTime);
     platform.settlePower();
     checkCosim();

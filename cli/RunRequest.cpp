@@ -11,8 +11,8 @@ namespace {
 /// Every field, for comparison.
 auto fields(const RunRequest& r) {
   return std::tie(r.inputs.platform, r.inputs.model, r.inputs.scenario, r.inputs.sets, r.out, r.seed, r.timing, r.quiet,
-                  r.verbose, r.exactAllChips, r.trace, r.traceStart, r.traceDuration, r.vcd, r.rtlVcd, r.vcdInterval,
-                  r.maxSimTime, r.timeout, r.maxMemory);
+                  r.verbose, r.exact, r.exactAllChips, r.trace, r.traceStart, r.traceDuration, r.vcd, r.rtlVcd,
+                  r.vcdInterval, r.maxSimTime, r.timeout, r.maxMemory);
 }
 
 }  // namespace
@@ -25,9 +25,12 @@ void RunRequest::addOptions(po::options_description& description) {
       "timing", po::value(&timing)->default_value(timing),
       "timing mode: lt (loosely timed, b_transport + quantum keeper: fast) or at (approximately timed, "
       "4-phase nb_transport: queues, scheduling policies, backpressure)")(
+      "exact", po::bool_switch(&exact),
+      "serving: simulate every data-parallel replica (otherwise a closed-loop run over alike, uncoupled replicas "
+      "simulates one replica per class of equal load and the others mirror it: docs/serving.md#replica-classes)")(
       "exact-all-chips", po::bool_switch(&exactAllChips),
-      "serving: simulate every chip's memory and compute, also on tensor-parallel ranks that provably repeat "
-      "their rank 0 (which otherwise mirror it: same results, less wall time)")(
+      "serving: --exact, and simulate every chip's memory and compute, also on tensor-parallel ranks that provably "
+      "repeat their rank 0 (which otherwise mirror it: same results, less wall time)")(
       "trace", po::value(&trace),
       "write a Perfetto / Chrome trace (JSON) of every unit's transactions in the window to FILE "
       "(open it in ui.perfetto.dev)")("trace-start", po::value(&traceStart)->default_value(traceStart),
@@ -68,6 +71,7 @@ std::vector<std::string> RunRequest::toArgs() const {
   appendOption(args, "--out", out);
   if (quiet) args.emplace_back("--quiet");
   if (verbose) args.emplace_back("--verbose");
+  if (exact) args.emplace_back("--exact");
   if (exactAllChips) args.emplace_back("--exact-all-chips");
   const auto option = [&args](const char* name, const std::string& value, const std::string& unset) {
     if (value != unset) appendOption(args, name, value);

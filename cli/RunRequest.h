@@ -24,7 +24,8 @@ struct RunRequest {
   std::string timing = "lt";  ///< lt or at (checked by parseTimingMode when the run starts)
   bool quiet = false;
   bool verbose = false;
-  bool exactAllChips = false;
+  bool exact = false;                  ///< simulate every replica (no replica classes)
+  bool exactAllChips = false;          ///< and every chip (no mirrored ranks either); implies exact
   std::string trace;                   ///< Perfetto / Chrome trace file ("": none)
   std::string traceStart = "0 s";      ///< its window's start
   std::string traceDuration = "1 ms";  ///< and length

@@ -25,6 +25,30 @@ double ratio(double a, double b) {
   return b > 0 ? a / b : 0.0;
 }
 
+/// How the run was simulated: every replica (`exact`), or one replica per class of equal load
+/// (`replica_classes`, with the classes and the distinct requests that stand for the others).
+nlohmann::ordered_json simulationJson(const runtime::ServingEngine& engine) {
+  const workload::ReplicaClassPlan* plan = engine.replicaClasses();
+  if (plan == nullptr) {
+    return {{"mode", "exact"},
+            {"why", engine.exactReason().empty() ? nlohmann::ordered_json("asked for (--exact)")
+                                                 : nlohmann::ordered_json(engine.exactReason())}};
+  }
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  int simulated = 0;
+  for (const workload::ReplicaClass& c : plan->classes) {
+    ++simulated;
+    classes.push_back(
+        {{"representative", c.representative}, {"mirrored_by", c.followers}, {"users_per_replica", c.users}});
+  }
+  return {{"mode", "replica_classes"},
+          {"simulated_replicas", simulated},
+          {"classes", classes},
+          {"simulated_users", plan->users},
+          {"simulated_warmup_requests", plan->warmup},
+          {"simulated_measured_requests", plan->measured}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, const platform::PlatformConfig& platform,
@@ -149,6 +173,7 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
           {"window", {{"start_s", metrics.window.start}, {"end_s", metrics.window.end}}},
           {"metrics", workload::servingMetricsJson(metrics, chips, rated)},
           {"mirrored_chips", engine.mirroredChips()},
+          {"simulation", simulationJson(engine)},
           {"kv_transfers",
            {{"count", engine.kvTransfers()},
             {"bytes", engine.kvTransferBytes()},

@@ -204,6 +204,17 @@ void Platform::buildSwitched() {
   }
 }
 
+bool Platform::alikeLanes() const {
+  if (m_config.network.topology != Topology::kSwitched || m_config.network.planes < 2) return false;
+  return std::all_of(m_fabricInterfaces.begin(), m_fabricInterfaces.end(),
+                     [](const auto& f) { return f->equalLanes(); });
+}
+
+void Platform::mirrorAlikeLanes(bool on) {
+  const bool alike = on && alikeLanes();
+  for (const auto& f : m_fabricInterfaces) f->setAlikeLanes(alike);
+}
+
 void Platform::buildGraph() {
   m_graph = std::make_unique<hw::GraphFabric>("fabric", buildFabricGraph(m_config));
   m_graph->attachActivity(m_networkActivity);

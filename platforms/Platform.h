@@ -17,8 +17,8 @@
 #include <systemc>
 #include <vector>
 
-#include "hw/chip/Chip.h"
 #include "hw/HostLink.h"
+#include "hw/chip/Chip.h"
 #include "hw/network/FabricInterface.h"
 #include "hw/network/GraphFabric.h"
 #include "hw/network/Switch.h"
@@ -57,6 +57,14 @@ class Platform : public sc_core::sc_module {
   tlm::ActivityBus& networkActivity() { return m_networkActivity; }
   /// Subscribes `listener` to the activity of every chip and of the network (before sc_start()).
   void subscribeActivity(tlm::ActivityListener& listener);
+  /// Whether the fabric's lanes are alike: a switched fabric of several planes in which every chip
+  /// has as many ports in each plane (each plane then sees the same messages).
+  bool alikeLanes() const;
+  /// Alike lanes: each message is timed on plane 0 alone, standing for every plane
+  /// (hw::FabricInterface::setAlikeLanes: the same completion times; the other planes' switches
+  /// stay idle and plane 0's counts every plane's bytes). No effect without alike lanes. Call
+  /// before sc_start().
+  void mirrorAlikeLanes(bool on);
   /// Statistics of every chip and of the network, one group per component.
   const stats::Group& stats() const { return m_stats; }
   /// Has every chip's power manager announce what it has not yet (its clocks' active time): call

@@ -45,7 +45,14 @@ void PowerMonitor::onActivity(const tlm::ActivityEvent& e) {
   if (e.activity == tlm::Activity::kLinkBytes) {
     if (usesChip(e.chip)) m_chips[static_cast<std::size_t>(e.chip)]->onActivity(e);
   } else if (m_switches) {
-    m_switches->onActivity(e);
+    const auto src = static_cast<std::size_t>(e.srcChip);
+    if (e.srcChip >= 0 && src < m_switchWeight.size() && m_switchWeight[src] != 1.0) {
+      tlm::ActivityEvent weighted = e;
+      weighted.amount *= m_switchWeight[src];
+      m_switches->onActivity(weighted);
+    } else {
+      m_switches->onActivity(e);
+    }
   }
 }
 

@@ -56,6 +56,9 @@ class PowerMonitor : public tlm::ActivityListener {
   /// Chip c with mirrorOf[c] >= 0 is not simulated but provably does what chip mirrorOf[c] does:
   /// its power is reported as that chip's, and its own (network) events are dropped.
   void setMirrors(std::vector<int> mirrorOf);
+  /// Replica classes: switch activity a message of chip c causes counts weight[c] times (the
+  /// replicas its replica stands for; chips past the end: once).
+  void setSwitchWeights(std::vector<double> weight) { m_switchWeight = std::move(weight); }
   /// Whether chip `index` mirrors another (is not simulated).
   bool mirrored(std::size_t index) const { return index < m_mirrorOf.size() && m_mirrorOf[index] >= 0; }
 
@@ -82,7 +85,8 @@ class PowerMonitor : public tlm::ActivityListener {
   std::vector<std::unique_ptr<ChipPower>> m_chips;
   std::optional<SwitchPower> m_switches;
   std::vector<std::string> m_missing;
-  std::vector<int> m_mirrorOf;  ///< per chip: -1, or the chip it mirrors
+  std::vector<int> m_mirrorOf;         ///< per chip: -1, or the chip it mirrors
+  std::vector<double> m_switchWeight;  ///< per chip, by the message's sender
 
   nlohmann::ordered_json thermalJson(const ChipPower& chip, double endS) const;
   nlohmann::ordered_json dvfsJson(const ChipPower& chip, const std::vector<double>& watts, double intervalS,

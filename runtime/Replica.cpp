@@ -53,12 +53,26 @@ std::vector<int> ReplicaSet::mirrorOfChips() const {
       if (r->mirrors[c]) mirrorOf[chip] = r->chips[r->leaderOf[c]];
     }
   }
+  for (const auto& r : replicas) {
+    const Replica& lead = at(source(r->index));
+    if (&lead == r.get()) continue;
+    for (std::size_t c = 0; c < r->chips.size(); ++c) {
+      const int own = lead.chips[c];
+      const auto chip = static_cast<std::size_t>(std::max(own, r->chips[c]));
+      if (mirrorOf.size() <= chip) mirrorOf.resize(chip + 1, -1);
+      const int simulated = mirrorOf[static_cast<std::size_t>(own)];
+      mirrorOf[static_cast<std::size_t>(r->chips[c])] = simulated >= 0 ? simulated : own;
+    }
+  }
   return mirrorOf;
 }
 
 int ReplicaSet::mirroredChips() const {
   int mirrored = 0;
-  for (const auto& r : replicas) mirrored += static_cast<int>(std::count(r->mirrors.begin(), r->mirrors.end(), true));
+  for (const auto& r : replicas) {
+    mirrored += source(r->index) != r->index ? static_cast<int>(r->chips.size())
+                                             : static_cast<int>(std::count(r->mirrors.begin(), r->mirrors.end(), true));
+  }
   return mirrored;
 }
 

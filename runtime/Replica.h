@@ -127,9 +127,17 @@ struct ReplicaSet {
   std::string kvPlacement;                         ///< the KV placement policy (the serving block's or the platform's)
   const KvPlacementMode* kvMode = nullptr;         ///< its row
   std::map<ReplicaRole, std::size_t> maxResident;  ///< requests a replica admits at once (0: no cap)
+  /// Replica classes (workloads/ReplicaClasses.h): per replica, the representative it mirrors, or
+  /// -1 (simulated, or idle); empty when every replica is simulated.
+  std::vector<int> replicaLeader;
 
   Replica& at(int replica) { return *replicas.at(static_cast<std::size_t>(replica)); }
   const Replica& at(int replica) const { return *replicas.at(static_cast<std::size_t>(replica)); }
+  /// The replica whose simulation stands for `replica`: its representative when it mirrors one.
+  int source(int replica) const {
+    const auto r = static_cast<std::size_t>(replica);
+    return r < replicaLeader.size() && replicaLeader[r] >= 0 ? replicaLeader[r] : replica;
+  }
   /// The replicas requests enter at (all, or the prefill pool), and disaggregation's decode pool.
   std::vector<int> entries() const;
   std::vector<int> decoders() const;
@@ -137,7 +145,8 @@ struct ReplicaSet {
   std::string moduleError() const;
   /// Off-chip KV placement: the fetch engine of platform chip `chip` (null without one).
   const KvFetcher* kvFetcher(int chip) const;
-  /// Per platform chip (up to the highest one a replica uses): the chip it mirrors, or -1.
+  /// Per platform chip (up to the highest one a replica uses): the simulated chip it mirrors (its
+  /// rank 0, or its representative replica's chip of the same rank), or -1.
   std::vector<int> mirrorOfChips() const;
   int mirroredChips() const;
   std::size_t maxResidentOf(ReplicaRole role) const;

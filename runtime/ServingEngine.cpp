@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "config/ConfigError.h"
 #include "runtime/LockstepRunner.h"
 #include "runtime/ReplicaBuilder.h"
-#include "config/ConfigError.h"
 
 namespace scoville::runtime {
 
@@ -12,24 +12,48 @@ using namespace workload;  // the model, scenario and load types this file joins
 
 ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform,
                              const ModelConfig& model, const ScenarioConfig& scenario, uint64_t seed,
-                             tlm::TimingMode mode, const ScenarioFiles& files, bool mirror)
-    : sc_core::sc_module(name), m_model(model), m_scenario(scenario), m_load(scenario, seed, files.loadTrace) {
+                             tlm::TimingMode mode, const ScenarioFiles& files, bool mirror, bool replicaClasses)
+    : sc_core::sc_module(name), m_model(model), m_scenario(scenario) {
+  LoadGenerator full(scenario, seed, files.loadTrace);
   if (scenario.load.impl == LoadKind::kTrace &&
-      m_load.traceRequests() < static_cast<std::size_t>(scenario.warmup() + scenario.requests)) {
+      full.traceRequests() < static_cast<std::size_t>(scenario.warmup() + scenario.requests)) {
     throw config::ConfigError(
         config::ErrorKind::kInvalidConfig, files.loadTrace,
         fmt::format("the load trace holds {} requests but scenario '{}' warms up with {} and measures {}",
-                    m_load.traceRequests(), scenario.name, scenario.warmup(), scenario.requests));
+                    full.traceRequests(), scenario.name, scenario.warmup(), scenario.requests));
   }
   // The modules are built here, in the engine's scope: their names are children of the engine's.
-  const uint64_t longest = m_load.maxInputTokens() + m_load.maxOutputTokens() - 1;  // the last token is never fed
+  const uint64_t longest = full.maxInputTokens() + full.maxOutputTokens() - 1;  // the last token is never fed
   m_set = ReplicaBuilder(platform, m_model, m_scenario, files, seed, mode, mirror).build(longest);
+  auto warmup = static_cast<uint64_t>(scenario.warmup());
+  auto measured = static_cast<uint64_t>(scenario.requests);
+  std::vector<int> entries = m_set->entries();
+  if (replicaClasses) {
+    m_exactReason = replicaClassesBlocker(platform.config(), scenario);
+    if (m_exactReason.empty()) {
+      workload::ReplicaClassPlan plan = planReplicaClasses(replicas(), scenario.load.concurrency, warmup, measured);
+      if (plan.mirrors()) {
+        ScenarioConfig reduced = scenario;
+        reduced.load.concurrency = plan.users;
+        reduced.warmupRequests = static_cast<int>(plan.warmup);
+        reduced.requests = static_cast<int>(plan.measured);
+        m_load = std::make_unique<LoadGenerator>(reduced, seed, files.loadTrace);
+        warmup = plan.warmup;
+        measured = plan.measured;
+        entries = plan.entries();
+        m_set->replicaLeader = plan.leaderOf;
+        m_classes = std::move(plan);
+      } else {
+        m_exactReason = "no two replicas serve the same number of users";
+      }
+    }
+  }
+  if (!m_load) m_load = std::make_unique<LoadGenerator>(std::move(full));
   m_status = std::make_unique<RunStatus>(*m_set);
-  m_router =
-      std::make_unique<RequestRouter>(m_set->entries(), m_set->decoders(), static_cast<uint64_t>(scenario.warmup()),
-                                      static_cast<uint64_t>(scenario.requests));
+  m_router = std::make_unique<RequestRouter>(std::move(entries), m_set->decoders(), warmup, measured);
+  if (m_classes) m_router->setMirrors(m_classes->leaderOf);
   m_statistics = std::make_unique<StepStatistics>(m_model, *m_set);
-  m_frontEnd = std::make_unique<ServingFrontEnd>(*m_set, m_load, *m_router, *m_status);
+  m_frontEnd = std::make_unique<ServingFrontEnd>(*m_set, *m_load, *m_router, *m_status);
   const RunnerContext context{*m_set, m_model, m_scenario, *m_frontEnd, *m_statistics, *m_status};
   if (m_set->expertsAcross) {
     m_runners.push_back(std::make_unique<LockstepRunner>(context));
@@ -46,6 +70,46 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
 }
 
 ServingEngine::~ServingEngine() = default;
+
+std::vector<double> ServingEngine::switchWeights() const {
+  std::vector<double> weight;
+  if (!m_classes) return weight;
+  for (const workload::ReplicaClass& c : m_classes->classes) {
+    for (const int chip : m_set->at(c.representative).chips) {
+      const auto i = static_cast<std::size_t>(chip);
+      if (weight.size() <= i) weight.resize(i + 1, 1.0);
+      weight[i] = 1.0 + static_cast<double>(c.followers.size());
+    }
+  }
+  return weight;
+}
+
+std::string ServingEngine::replicaClassesBlocker(const platform::PlatformConfig& platform,
+                                                 const ScenarioConfig& scenario) const {
+  if (replicas() < 2) return "one replica";
+  if (scenario.load.impl != LoadKind::kClosedLoop) return "the load is not a closed loop (users are not pinned)";
+  if (!m_set->decoders().empty()) return "disaggregation couples the pools";
+  if (m_set->expertsAcross) return "the experts are spread over the replicas (coupled by the all-to-all)";
+  if (m_set->kvMode->offChip()) return "off-chip KV placement shares other chips' memory and links";
+  if (platform.placement.kvCache.preemption == hw::KvPreemption::kSwap) return "swap preemption shares the host links";
+  const bool talks = m_set->tp * m_set->pp > 1;
+  if (talks && platform.network.topology != platform::Topology::kSwitched) {
+    return fmt::format("replicas may share links of the {} fabric", platform::topologyName(platform.network.topology));
+  }
+  // Alike: every replica's chip of each rank has the same type.
+  std::vector<std::string> types;
+  for (const platform::ChipGroup& g : platform.chips)
+    types.insert(types.end(), static_cast<std::size_t>(g.count), g.type);
+  const Replica& first = m_set->at(0);
+  for (const auto& r : m_set->replicas) {
+    for (std::size_t c = 0; c < r->chips.size(); ++c) {
+      if (types.at(static_cast<std::size_t>(r->chips[c])) != types.at(static_cast<std::size_t>(first.chips[c]))) {
+        return fmt::format("replicas 0 and {} have different chip types", r->index);
+      }
+    }
+  }
+  return "";
+}
 
 std::vector<const CollectiveGroup*> ServingEngine::groups(int replica) const {
   std::vector<const CollectiveGroup*> out;

@@ -10,6 +10,10 @@
 //   StepStatistics    listens to every step: replica statistics and the roofline check;
 //   ServingChecks     checks the serving block against the platform and the replicas' chips.
 //
+// Replica classes (workloads/ReplicaClasses.h, on unless --exact): a closed-loop run over alike,
+// uncoupled replicas simulates one representative per class of equal load with its share of the
+// users and requests; the other replicas mirror it (their chips, statistics and requests are its).
+//
 // Requests: closed loop, each finished request makes its user send the next at once; open loop,
 // a source thread sends them at their arrival times. Requests are numbered in sending order; the
 // first scenario.warmup() are warm-up, the next scenario.requests are measured, and the load
@@ -24,6 +28,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -36,6 +41,7 @@
 #include "tlm/TimingMode.h"
 #include "workloads/LoadGenerator.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/ReplicaClasses.h"
 #include "workloads/RequestRouter.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/ScenarioFiles.h"
@@ -55,9 +61,12 @@ class ServingEngine : public sc_core::sc_module {
   /// `mirror`: ranks that plan exactly like their stage's rank 0 mirror it instead of simulating
   /// their chips again (see ReplicaBuilder.h); off (`false`): every chip simulates its own
   /// transactions.
+  /// `replicaClasses`: a closed-loop run over alike, uncoupled replicas simulates one replica per
+  /// class of equal load (workloads/ReplicaClasses.h) when that saves any; off: every replica is
+  /// simulated (`scoville run --exact`).
   ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform, const workload::ModelConfig& model,
                 const workload::ScenarioConfig& scenario, uint64_t seed, tlm::TimingMode mode,
-                const workload::ScenarioFiles& files, bool mirror = true);
+                const workload::ScenarioFiles& files, bool mirror = true, bool replicaClasses = false);
   ServingEngine(const ServingEngine&) = delete;
   ServingEngine& operator=(const ServingEngine&) = delete;
   ~ServingEngine() override;
@@ -75,11 +84,19 @@ class ServingEngine : public sc_core::sc_module {
   workload::ServingWindow window() const { return m_router->window(); }
 
   int replicas() const { return static_cast<int>(m_set->replicas.size()); }
+  /// The replica classes simulated (mirrors() is true), or null when every replica was simulated.
+  const workload::ReplicaClassPlan* replicaClasses() const { return m_classes ? &*m_classes : nullptr; }
+  /// Per platform chip: how many replicas the switch traffic its messages cause stands for (its
+  /// class's size for a representative's chip; empty without replica classes).
+  std::vector<double> switchWeights() const;
+  /// Why every replica was simulated although replica classes were asked for; empty otherwise.
+  const std::string& exactReason() const { return m_exactReason; }
   int tp() const { return m_set->tp; }
   int pp() const { return m_set->pp; }
-  const ReplicaStats& replicaStats(int replica) const { return m_set->at(replica).stats; }
+  /// A mirroring replica's statistics, role and phase work are its representative's.
+  const ReplicaStats& replicaStats(int replica) const { return m_set->at(m_set->source(replica)).stats; }
   /// Role of replica `replica`.
-  Role role(int replica) const { return m_set->at(replica).role; }
+  Role role(int replica) const { return m_set->at(m_set->source(replica)).role; }
   /// The tensor-parallel groups of `replica`, one per pipeline stage; none for tp = 1.
   std::vector<const CollectiveGroup*> groups(int replica) const;
   /// The pipeline hand-offs of `replica` (pp > 1).
@@ -106,7 +123,7 @@ class ServingEngine : public sc_core::sc_module {
   /// Tokens of KV one replica's cache holds.
   uint64_t kvCapacityTokens() const { return m_set->kvCapacityTokens; }
   /// The phase policies' work on `replica` (every replica has a controller).
-  const PhaseController& phaseController(int replica) const { return *m_set->at(replica).phase; }
+  const PhaseController& phaseController(int replica) const { return *m_set->at(m_set->source(replica)).phase; }
   /// The KV placement policy the replicas' caches use (the serving block's or the platform's).
   const std::string& kvPlacement() const { return m_set->kvPlacement; }
   /// Whether the placement puts running requests' KV off the chips (spill_to_remote, offload_to_host).
@@ -119,9 +136,15 @@ class ServingEngine : public sc_core::sc_module {
   std::size_t maxResident(Role role) const { return m_set->maxResidentOf(role); }
 
  private:
+  /// Why replica classes cannot stand for this run (coupled or unlike replicas); empty when they can.
+  std::string replicaClassesBlocker(const platform::PlatformConfig& platform,
+                                    const workload::ScenarioConfig& scenario) const;
+
   const workload::ModelConfig m_model;
   const workload::ScenarioConfig m_scenario;
-  workload::LoadGenerator m_load;
+  std::optional<workload::ReplicaClassPlan> m_classes;
+  std::string m_exactReason;
+  std::unique_ptr<workload::LoadGenerator> m_load;
   std::unique_ptr<ReplicaSet> m_set;
   std::unique_ptr<RunStatus> m_status;
   std::unique_ptr<workload::RequestRouter> m_router;

@@ -43,6 +43,10 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   const std::vector<int>* rotation = nullptr;
   int32_t rotationShift = 0;
   uint32_t rotations = 1;
+  /// kSend on a fabric lane: the part stands for this many alike parts, one on each of that many
+  /// alike lanes (hw::FabricInterface::setAlikeLanes), which are not simulated; a switch counts
+  /// its bytes, packets and activity that many times.
+  uint32_t lanes = 1;
 
   ::tlm::tlm_extension_base* clone() const override { return new OpExtension(*this); }
   void copy_from(const ::tlm::tlm_extension_base& other) override { *this = static_cast<const OpExtension&>(other); }

@@ -67,6 +67,19 @@ std::vector<RequestRecord> RequestRouter::metricRecords() const {
       out.back().measured = false;
     }
   }
+  const std::size_t simulated = out.size();
+  uint64_t copy = 0;
+  for (std::size_t f = 0; f < m_leaderOf.size(); ++f) {
+    if (m_leaderOf[f] < 0) continue;
+    ++copy;
+    for (std::size_t i = 0; i < simulated; ++i) {
+      if (out[i].replica != m_leaderOf[f]) continue;
+      RequestRecord r = out[i];
+      r.replica = static_cast<int>(f);
+      r.id += copy * m_records.size();
+      out.push_back(std::move(r));
+    }
+  }
   return out;
 }
 

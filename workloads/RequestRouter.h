@@ -11,6 +11,9 @@
 // Measurement: requests are numbered in sending order from 1; the first `warmup` are warm-up,
 // the next `measured` are measured. The run is complete when the last measured one finishes;
 // the window runs from the first measured request's arrival to the last one's finish.
+//
+// Replica classes (ReplicaClasses.h): a replica that mirrors a representative serves no request
+// of its own; the metrics count each of the representative's requests once more for it.
 
 #include <cstdint>
 #include <vector>
@@ -31,6 +34,8 @@ class RequestRouter {
   /// Disaggregation: the decode replica that takes the next prefilled request (round robin).
   /// Throws std::logic_error without a decode pool.
   int nextDecoder();
+  /// Replica r with leaderOf[r] >= 0 mirrors replica leaderOf[r] (call before the run).
+  void setMirrors(std::vector<int> leaderOf) { m_leaderOf = std::move(leaderOf); }
   /// Request `id` produced an output token at `now`.
   void tokenProduced(uint64_t id, double now);
   /// Request `id` produced its last token at `now`, after `preemptions` preemptions. Completes
@@ -45,7 +50,9 @@ class RequestRouter {
   const std::vector<RequestRecord>& records() const { return m_records; }
   /// The records the metrics count: finished requests as they are, unfinished ones cut to the
   /// tokens they produced (unmeasured; their tokens inside the window still count towards
-  /// throughput), requests without any token left out.
+  /// throughput), requests without any token left out. Then, for every mirroring replica in
+  /// replica order, its representative's records again with its index and ids above every
+  /// request sent.
   std::vector<RequestRecord> metricRecords() const;
   /// From the first measured request's arrival to the last one's finish; {0, 0} until every
   /// measured request was admitted.
@@ -61,6 +68,7 @@ class RequestRouter {
   uint64_t m_measuredLeft = 0;
   bool m_completed = false;
   std::vector<RequestRecord> m_records;  ///< by id - 1
+  std::vector<int> m_leaderOf;           ///< per replica: the representative it mirrors, or -1
 };
 
 }  // namespace scoville::workload

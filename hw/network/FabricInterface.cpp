@@ -46,6 +46,17 @@ std::vector<uint64_t> FabricInterface::parts(uint64_t bytes) const {
   return out;
 }
 
+bool FabricInterface::equalLanes() const {
+  return std::all_of(m_weights.begin(), m_weights.end(), [this](double w) { return w == m_weights.front(); });
+}
+
+void FabricInterface::setAlikeLanes(bool alike) {
+  if (alike && !equalLanes()) {
+    throw std::invalid_argument(std::string(name()) + ": alike lanes need equal lane weights");
+  }
+  m_alikeLanes = alike;
+}
+
 void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const tlm::OpExtension& op = tlm::opOf(payload);
   if (op.kind != tlm::OpKind::kSend || op.srcChip != m_chip) {
@@ -64,6 +75,22 @@ void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& pay
   sc_core::sc_time done = delay;
   ::tlm::tlm_response_status status = ::tlm::TLM_OK_RESPONSE;
   const std::vector<uint64_t> split = parts(op.bytes);
+  if (m_alikeLanes) {
+    // Lane 0's part is the largest; it stands for every lane that carries a part.
+    tlm::PayloadRef part(m_pool);
+    part.op() = op;
+    part.op().bytes = split.front();
+    part.op().lanes =
+        static_cast<uint32_t>(std::count_if(split.begin(), split.end(), [](uint64_t b) { return b > 0; }));
+    part->set_command(payload.get_command());
+    part->set_address(payload.get_address());
+    part->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time partDelay = delay;
+    toFabric[0]->b_transport(*part, partDelay);
+    delay = std::max(delay, partDelay);
+    payload.set_response_status(part->get_response_status());
+    return;
+  }
   for (std::size_t lane = 0; lane < split.size(); ++lane) {
     const uint64_t bytes = split[lane];
     if (bytes == 0) continue;

@@ -8,6 +8,15 @@
 // and the B - sum remaining bytes go one each to the first lanes. Parts go out together at the
 // message's arrival time; the message completes when its last part has arrived (the largest
 // annotated delay), and its response is the first error any part returned.
+//
+// Alike lanes (setAlikeLanes): when every lane has the same weight and leads to an identical
+// switch plane used by nothing else, every plane sees the same messages, lane 0's part being the
+// largest (it takes a remainder byte whenever there is one). Each plane's timing is a monotone
+// function of its part sizes, so lane 0's part always arrives last: sending lane 0's part alone,
+// marked as standing for the lanes that carry a part (OpExtension::lanes), gives every message
+// the completion time the full striping gives. The other planes stay idle; the switch counts
+// lane 0's bytes, packets and activity once per lane (at most lanes - 1 bytes over per message:
+// the remainder).
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
@@ -16,8 +25,8 @@
 #include <tlm>
 #include <vector>
 
-#include "tlm/PayloadPool.h"
 #include "stats/StatsGroup.h"
+#include "tlm/PayloadPool.h"
 
 namespace scoville::hw {
 
@@ -37,8 +46,15 @@ class FabricInterface : public sc_core::sc_module {
   FabricInterface& operator=(const FabricInterface&) = delete;
 
   int chip() const { return m_chip; }
+  std::size_t lanes() const { return m_weights.size(); }
+  /// Whether every lane has the same weight.
+  bool equalLanes() const;
   /// Bytes of a `bytes` message each lane carries.
   std::vector<uint64_t> parts(uint64_t bytes) const;
+  /// Send lane 0's part alone for all lanes (see above). Throws std::invalid_argument when the
+  /// lanes' weights differ. The platform sets it before the simulation starts.
+  void setAlikeLanes(bool alike);
+  bool alikeLanes() const { return m_alikeLanes; }
   const stats::Group& stats() const { return m_stats; }
 
  private:
@@ -48,6 +64,7 @@ class FabricInterface : public sc_core::sc_module {
   int m_chip;
   std::vector<double> m_weights;
   double m_totalWeight = 0.0;
+  bool m_alikeLanes = false;
   tlm::PayloadPool m_pool;
   stats::Group m_stats;
   stats::Counter& m_messages;

@@ -134,15 +134,18 @@ void Switch::apply(const Route& r, std::size_t input, SwitchPort& out, const tlm
   const auto [up, down] = holdsOf(r, op.bytes);
   in.tx().occupy(up);
   out.rx().occupy(down);
-  m_messages.add();
-  m_bytes.add(static_cast<double>(op.bytes));
-  m_packets.add(static_cast<double>(r.packets));
-  m_activity.emit(tlm::Activity::kLinkBytes, r.wire, op, r.start, r.upEnd, op.srcChip);  // sender -> switch
-  m_activity.emit(tlm::Activity::kSwitchBytes, r.downWire, op, r.outStart, r.outEnd);
-  m_activity.emit(tlm::Activity::kSwitchPackets, static_cast<double>(r.downPackets), op, r.outStart, r.outEnd);
-  m_activity.emit(tlm::Activity::kLinkBytes, r.downWire, op, r.outStart, r.outEnd, op.dstChip);  // switch -> receiver
-  m_outputQueueTime.add(down.queueS);  // the head's wait for the output port
-  m_creditStallTime.add(up.stallS);    // the sender's link held beyond its serialisation
+  // A part that stands for alike lanes' parts counts once per lane (FabricInterface.h).
+  const double k = static_cast<double>(op.lanes);
+  m_messages.add(k);
+  m_bytes.add(k * static_cast<double>(op.bytes));
+  m_packets.add(k * static_cast<double>(r.packets));
+  m_activity.emit(tlm::Activity::kLinkBytes, k * r.wire, op, r.start, r.upEnd, op.srcChip);  // sender -> switch
+  m_activity.emit(tlm::Activity::kSwitchBytes, k * r.downWire, op, r.outStart, r.outEnd);
+  m_activity.emit(tlm::Activity::kSwitchPackets, k * static_cast<double>(r.downPackets), op, r.outStart, r.outEnd);
+  m_activity.emit(tlm::Activity::kLinkBytes, k * r.downWire, op, r.outStart, r.outEnd,
+                  op.dstChip);             // switch -> receiver
+  m_outputQueueTime.add(k * down.queueS);  // the head's wait for the output port
+  m_creditStallTime.add(k * up.stallS);    // the sender's link held beyond its serialisation
 }
 
 void Switch::applyAlike(const Route& r, const std::vector<int>& chips, std::size_t shift, tlm::OpExtension& message) {
@@ -151,8 +154,10 @@ void Switch::applyAlike(const Route& r, const std::vector<int>& chips, std::size
   const auto [up, down] = holdsOf(r, message.bytes);
   // Each message's link events differ only in their chips: made once.
   const bool listening = m_activity.listening();
-  tlm::ActivityEvent sent = m_activity.event(tlm::Activity::kLinkBytes, r.wire, message, r.start, r.upEnd);
-  tlm::ActivityEvent received = m_activity.event(tlm::Activity::kLinkBytes, r.downWire, message, r.outStart, r.outEnd);
+  const double k = static_cast<double>(message.lanes);  // alike lanes' parts (FabricInterface.h)
+  tlm::ActivityEvent sent = m_activity.event(tlm::Activity::kLinkBytes, k * r.wire, message, r.start, r.upEnd);
+  tlm::ActivityEvent received =
+      m_activity.event(tlm::Activity::kLinkBytes, k * r.downWire, message, r.outStart, r.outEnd);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t input = m_rotationInputs[i];
     if (credit) m_creditReleaseAt[input] = r.creditRelease;
@@ -168,11 +173,11 @@ void Switch::applyAlike(const Route& r, const std::vector<int>& chips, std::size
       if (m_rotationChipUsed[(i + shift) % n] != 0) m_activity.send(received);
     }
     // Summed one message at a time, as apply() sums them, so that the totals are the same bits.
-    m_outputQueueTime.add(down.queueS);
-    m_creditStallTime.add(up.stallS);
+    m_outputQueueTime.add(k * down.queueS);
+    m_creditStallTime.add(k * up.stallS);
   }
   // Integer counts: n messages at once are exactly n times one.
-  const auto count = static_cast<double>(n);
+  const auto count = k * static_cast<double>(n);
   m_messages.add(count);
   m_bytes.add(count * static_cast<double>(message.bytes));
   m_packets.add(count * static_cast<double>(r.packets));

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "workloads/ReplicaClasses.h"
 #include "workloads/RequestRouter.h"
 
 namespace scoville::workload {
@@ -106,6 +107,72 @@ TEST(RequestRouter, MetricRecordsCutUnfinishedRequestsAndDropThoseWithoutTokens)
   EXPECT_EQ(records[1].outputTokens, 1U);
   EXPECT_DOUBLE_EQ(records[1].finish, 1.5);
   EXPECT_FALSE(records[1].measured);
+}
+
+// Replica classes: 11 users on 4 replicas are 3, 3, 3 and 2 users (user modulo 4); replica 0
+// stands for 1 and 2, replica 3 for itself. The representatives' load is 5 users, and the warm-up
+// and measured requests scale by 5/11, rounded up.
+TEST(ReplicaClasses, UsersModuloReplicasGiveAtMostTwoClassesWithTheLoadScaledToTheirUsers) {
+  const ReplicaClassPlan p = planReplicaClasses(4, 11, 11, 22);
+  ASSERT_EQ(p.classes.size(), 2U);
+  EXPECT_EQ(p.classes[0].representative, 0);
+  EXPECT_EQ(p.classes[0].followers, std::vector<int>({1, 2}));
+  EXPECT_EQ(p.classes[0].users, 3);
+  EXPECT_EQ(p.classes[1].representative, 3);
+  EXPECT_TRUE(p.classes[1].followers.empty());
+  EXPECT_EQ(p.classes[1].users, 2);
+  EXPECT_EQ(p.users, 5);
+  EXPECT_EQ(p.warmup, 5U);
+  EXPECT_EQ(p.measured, 10U);
+  EXPECT_EQ(p.leaderOf, std::vector<int>({-1, 0, 0, -1}));
+  EXPECT_EQ(p.entries(), std::vector<int>({0, 3}));
+  EXPECT_TRUE(p.mirrors());
+  // The router sends simulated user u to entries[u % 2]: 3 users to replica 0, 2 to replica 3.
+  RequestRouter router(p.entries(), {}, p.warmup, p.measured);
+  int toZero = 0;
+  for (int u = 0; u < p.users; ++u) toZero += router.admit(arrival(static_cast<uint64_t>(u) + 1, u), 0.0) == 0 ? 1 : 0;
+  EXPECT_EQ(toZero, 3);
+}
+
+TEST(ReplicaClasses, EvenLoadIsOneClassFewerUsersThanReplicasLeaveTheRestIdleAndOneReplicaSavesNothing) {
+  const ReplicaClassPlan even = planReplicaClasses(9, 63, 63, 64);  // 7 users each
+  ASSERT_EQ(even.classes.size(), 1U);
+  EXPECT_EQ(even.classes[0].followers.size(), 8U);
+  EXPECT_EQ(even.users, 7);
+  EXPECT_EQ(even.measured, 8U);                                 // ceil(64 x 7 / 63)
+  const ReplicaClassPlan few = planReplicaClasses(9, 4, 4, 4);  // replicas 0-3 one user each, 4-8 idle
+  ASSERT_EQ(few.classes.size(), 1U);
+  EXPECT_EQ(few.classes[0].followers, std::vector<int>({1, 2, 3}));
+  EXPECT_EQ(few.leaderOf, std::vector<int>({-1, 0, 0, 0, -1, -1, -1, -1, -1}));
+  EXPECT_EQ(few.users, 1);
+  EXPECT_EQ(few.measured, 1U);
+  EXPECT_FALSE(planReplicaClasses(1, 64, 64, 64).mirrors());
+  EXPECT_FALSE(planReplicaClasses(9, 1, 1, 8).mirrors());
+  EXPECT_THROW(planReplicaClasses(0, 4, 0, 1), std::invalid_argument);
+  EXPECT_THROW(planReplicaClasses(4, 0, 0, 1), std::invalid_argument);
+}
+
+// A mirroring replica's requests are its representative's again, under its index and new ids;
+// unfinished requests are cut before they are copied.
+TEST(RequestRouter, MetricRecordsRepeatARepresentativesRequestsForEveryReplicaThatMirrorsIt) {
+  RequestRouter router({0, 3}, {}, 0, 2);
+  router.setMirrors({-1, 0, 0, -1});
+  router.admit(arrival(1, 0, 10, 2), 0.0);  // user 0 -> replica 0
+  router.admit(arrival(2, 1, 10, 2), 0.0);  // user 1 -> replica 3
+  for (const uint64_t id : {1U, 2U}) {
+    router.tokenProduced(id, 1.0);
+    router.tokenProduced(id, 2.0);
+    router.finished(id, 2.0, 0);
+  }
+  const std::vector<RequestRecord> records = router.metricRecords();
+  ASSERT_EQ(records.size(), 4U);  // both, then request 1 for replicas 1 and 2
+  EXPECT_EQ(records[2].replica, 1);
+  EXPECT_EQ(records[3].replica, 2);
+  EXPECT_EQ(records[2].id, 3U);  // above the two sent
+  EXPECT_EQ(records[3].id, 5U);
+  EXPECT_EQ(records[2].tokenTimes, records[0].tokenTimes);
+  EXPECT_TRUE(records[3].measured);
+  EXPECT_EQ(router.records().size(), 2U);  // the simulated requests alone
 }
 
 }  // namespace
