@@ -35,14 +35,12 @@ nlohmann::ordered_json simulationJson(const runtime::ServingEngine& engine) {
                                                  : nlohmann::ordered_json(engine.exactReason())}};
   }
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
-  int simulated = 0;
   for (const workload::ReplicaClass& c : plan->classes) {
-    ++simulated;
     classes.push_back(
         {{"representative", c.representative}, {"mirrored_by", c.followers}, {"users_per_replica", c.users}});
   }
   return {{"mode", "replica_classes"},
-          {"simulated_replicas", simulated},
+          {"simulated_replicas", plan->classes.size()},
           {"classes", classes},
           {"simulated_users", plan->users},
           {"simulated_warmup_requests", plan->warmup},

@@ -75,28 +75,17 @@ void FabricInterface::bTransport(int /*sender*/, ::tlm::tlm_generic_payload& pay
   sc_core::sc_time done = delay;
   ::tlm::tlm_response_status status = ::tlm::TLM_OK_RESPONSE;
   const std::vector<uint64_t> split = parts(op.bytes);
-  if (m_alikeLanes) {
-    // Lane 0's part is the largest; it stands for every lane that carries a part.
-    tlm::PayloadRef part(m_pool);
-    part.op() = op;
-    part.op().bytes = split.front();
-    part.op().lanes =
-        static_cast<uint32_t>(std::count_if(split.begin(), split.end(), [](uint64_t b) { return b > 0; }));
-    part->set_command(payload.get_command());
-    part->set_address(payload.get_address());
-    part->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time partDelay = delay;
-    toFabric[0]->b_transport(*part, partDelay);
-    delay = std::max(delay, partDelay);
-    payload.set_response_status(part->get_response_status());
-    return;
-  }
-  for (std::size_t lane = 0; lane < split.size(); ++lane) {
+  // Alike lanes: lane 0's part, the largest, goes alone and stands for every lane that carries one.
+  const std::size_t sent = m_alikeLanes ? 1 : split.size();
+  const auto lanes = static_cast<uint32_t>(
+      m_alikeLanes ? std::count_if(split.begin(), split.end(), [](uint64_t b) { return b > 0; }) : 1);
+  for (std::size_t lane = 0; lane < sent; ++lane) {
     const uint64_t bytes = split[lane];
     if (bytes == 0) continue;
     tlm::PayloadRef part(m_pool);
     part.op() = op;
     part.op().bytes = bytes;
+    part.op().lanes = lanes;
     part->set_command(payload.get_command());
     part->set_address(payload.get_address());
     part->set_response_status(::tlm::TLM_INCOMPLETE_RESPONSE);

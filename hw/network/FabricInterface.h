@@ -46,7 +46,6 @@ class FabricInterface : public sc_core::sc_module {
   FabricInterface& operator=(const FabricInterface&) = delete;
 
   int chip() const { return m_chip; }
-  std::size_t lanes() const { return m_weights.size(); }
   /// Whether every lane has the same weight.
   bool equalLanes() const;
   /// Bytes of a `bytes` message each lane carries.
@@ -54,7 +53,6 @@ class FabricInterface : public sc_core::sc_module {
   /// Send lane 0's part alone for all lanes (see above). Throws std::invalid_argument when the
   /// lanes' weights differ. The platform sets it before the simulation starts.
   void setAlikeLanes(bool alike);
-  bool alikeLanes() const { return m_alikeLanes; }
   const stats::Group& stats() const { return m_stats; }
 
  private:
