@@ -124,6 +124,12 @@ nlohmann::ordered_json cosimSummary(const platform::PlatformConfig& config, cons
 
 /// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
 /// peak, and its collective bytes at the chip's fabric injection rate.
+/// Whether a serving run samples its decode steps: the period (0: it does not) and why not.
+struct SamplingRequest {
+  int period = 0;
+  std::string off;
+};
+
 struct ChipBounds {
   double memory = 0.0;
   double compute = 0.0;
@@ -412,6 +418,18 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
     }
     if (!failures.empty()) throw SimulationError("RTL co-simulation failed:" + failures);
   };
+  // Sampled decode steps (runtime/StepSampler.h), unless every step must be simulated: asked for,
+  // or a trace or the RTL co-simulation wants every transaction.
+  SamplingRequest sampling{options.exact || options.exactAllChips ? 0 : options.samplePeriod, ""};
+  if (options.exact || options.exactAllChips) {
+    sampling.off = "asked for (--exact)";
+  } else if (options.samplePeriod < 2) {
+    sampling = {0, "asked for (--sample-period 1)"};
+  } else if (trace || waveforms) {
+    sampling = {0, "a trace or waveforms record every step's transactions"};
+  } else if (cosim) {
+    sampling = {0, "the RTL co-simulation runs every step's GEMMs"};
+  }
   std::vector<workload::RequestRecord> records;  // serving: every request, for the waveforms
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window
@@ -419,7 +437,7 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
   if (serving) {
     runtime::ServingEngine engine("workload", platform, inputs.model, inputs.scenario, options.seed, mode,
                                   inputs.scenarioFiles, !options.exactAllChips,
-                                  !options.exact && !options.exactAllChips);
+                                  !options.exact && !options.exactAllChips, sampling.period);
     startRunOutput(options.out);
     if (options.verbose) {
       out << fmt::format("platform {} ({}), model {} ({}), scenario {} ({}), {} replicas of tp {}, seed {}\n",
@@ -434,7 +452,7 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
     checkCosim();
     if (const std::string error = engine.error(); !error.empty()) throw SimulationError(error);
     if (!engine.completed()) throw SimulationError("the serving run did not finish (simulation starved)");
-    report["results"] = servingResults(engine, inputs.platform, inputs.scenario);
+    report["results"] = servingResults(engine, inputs.platform, inputs.scenario, sampling.off);
     report["results"]["serving_policy"] = servingPolicyResults(engine, inputs.scenario);
     report["results"]["phases"] = phaseResults(engine, platform.power(), sc_core::sc_time_stamp().to_seconds());
     requests = requestsCsv(engine.records());

@@ -11,8 +11,8 @@ namespace {
 /// Every field, for comparison.
 auto fields(const RunRequest& r) {
   return std::tie(r.inputs.platform, r.inputs.model, r.inputs.scenario, r.inputs.sets, r.out, r.seed, r.timing, r.quiet,
-                  r.verbose, r.exact, r.exactAllChips, r.trace, r.traceStart, r.traceDuration, r.vcd, r.rtlVcd,
-                  r.vcdInterval, r.maxSimTime, r.timeout, r.maxMemory);
+                  r.verbose, r.exact, r.exactAllChips, r.samplePeriod, r.trace, r.traceStart, r.traceDuration, r.vcd,
+                  r.rtlVcd, r.vcdInterval, r.maxSimTime, r.timeout, r.maxMemory);
 }
 
 }  // namespace
@@ -26,8 +26,13 @@ void RunRequest::addOptions(po::options_description& description) {
       "timing mode: lt (loosely timed, b_transport + quantum keeper: fast) or at (approximately timed, "
       "4-phase nb_transport: queues, scheduling policies, backpressure)")(
       "exact", po::bool_switch(&exact),
-      "serving: simulate every data-parallel replica (otherwise a closed-loop run over alike, uncoupled replicas "
-      "simulates one replica per class of equal load and the others mirror it: docs/serving.md#replica-classes)")(
+      "serving: simulate every data-parallel replica and every step (otherwise a closed-loop run over alike, "
+      "uncoupled replicas simulates one replica per class of equal load and the others mirror it, "
+      "docs/serving.md#replica-classes, and steady decode runs are sampled, --sample-period)")(
+      "sample-period", po::value(&samplePeriod)->default_value(samplePeriod),
+      "serving: simulate the first two steps of each steady decode run (the same requests decoding) and then every "
+      "N-th in detail; the steps between replay the last detailed one (docs/serving.md#sampled-decode-steps). "
+      "1: every step")(
       "exact-all-chips", po::bool_switch(&exactAllChips),
       "serving: --exact, and simulate every chip's memory and compute, also on tensor-parallel ranks that provably "
       "repeat their rank 0 (which otherwise mirror it: same results, less wall time)")(
@@ -73,6 +78,7 @@ std::vector<std::string> RunRequest::toArgs() const {
   if (verbose) args.emplace_back("--verbose");
   if (exact) args.emplace_back("--exact");
   if (exactAllChips) args.emplace_back("--exact-all-chips");
+  if (samplePeriod != defaults.samplePeriod) appendOption(args, "--sample-period", std::to_string(samplePeriod));
   const auto option = [&args](const char* name, const std::string& value, const std::string& unset) {
     if (value != unset) appendOption(args, name, value);
   };
@@ -99,6 +105,10 @@ std::vector<std::string> RunRequest::commandLine() const {
 
 void RunRequest::check() const {
   if (quiet && verbose) throw po::error("--quiet and --verbose exclude each other");
+  if (samplePeriod < 1) {
+    throw po::error("--sample-period " + std::to_string(samplePeriod) +
+                    ": expected a whole number of steps, at least 1");
+  }
 }
 
 bool RunRequest::operator==(const RunRequest& other) const {

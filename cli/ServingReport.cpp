@@ -47,10 +47,33 @@ nlohmann::ordered_json simulationJson(const runtime::ServingEngine& engine) {
           {"simulated_measured_requests", plan->measured}};
 }
 
+/// How the decode steps were simulated: every one (`exact`, and why), or sampled (runtime/StepSampler.h)
+/// with the steps replayed and the bound on their time's error.
+nlohmann::ordered_json decodeStepsJson(const runtime::ServingEngine& engine, const std::string& off) {
+  const std::optional<runtime::SamplingSummary> s = engine.sampling();
+  if (!s) {
+    const std::string why = !off.empty() ? off : engine.samplingBlocker();
+    return {{"mode", "exact"}, {"why", why.empty() ? "no replica samples" : why}};
+  }
+  const double steps = static_cast<double>(s->detailedSteps + s->replayedSteps);
+  const double replayedTime = ratio(s->replayedS, s->busyS);
+  return {
+      {"mode", "sampled"},
+      {"period", s->period},
+      {"detailed_steps", s->detailedSteps},
+      {"replayed_steps", s->replayedSteps},
+      {"replayed_fraction", ratio(static_cast<double>(s->replayedSteps), steps)},
+      {"replayed_time_fraction", replayedTime},
+      {"step_time_error",
+       {{"predictions", s->predictions}, {"mean", s->meanError()}, {"sd", s->errorSd()}, {"max_abs", s->errorMaxAbs}}},
+      {"error_bound_95",
+       {{"replayed_time", s->replayedErrorBound()}, {"busy_time", s->replayedErrorBound() * replayedTime}}}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, const platform::PlatformConfig& platform,
-                                      const workload::ScenarioConfig& scenario) {
+                                      const workload::ScenarioConfig& scenario, const std::string& samplingOff) {
   const workload::ServingMetrics metrics = workload::computeServingMetrics(engine.metricRecords(), engine.window());
   const int chips = static_cast<int>(engine.chipMemory().size());  // every serving chip
   double rated = 0.0;
@@ -172,6 +195,7 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
           {"metrics", workload::servingMetricsJson(metrics, chips, rated)},
           {"mirrored_chips", engine.mirroredChips()},
           {"simulation", simulationJson(engine)},
+          {"decode_steps", decodeStepsJson(engine, samplingOff)},
           {"kv_transfers",
            {{"count", engine.kvTransfers()},
             {"bytes", engine.kvTransferBytes()},

@@ -13,9 +13,10 @@ namespace scoville::cli {
 
 /// results for kind serving: load, placement, metrics (ours, InferenceX's and benchmark_serving's
 /// names), step statistics per replica, KV cache, MoE routing imbalance, memory per chip, roofline
-/// check. Only chips that serve count towards per-chip and per-kW rates.
+/// check. Only chips that serve count towards per-chip and per-kW rates. `samplingOff`: why the
+/// caller asked for every step (the engine's own reason otherwise).
 nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, const platform::PlatformConfig& platform,
-                                      const workload::ScenarioConfig& scenario);
+                                      const workload::ScenarioConfig& scenario, const std::string& samplingOff = "");
 
 /// The serving block as run (`serving_policy`) and what each phase did under it (`phases`): steps,
 /// transitions, active arrays, clocks, achieved FLOP/s and HBM bandwidth against peak, and, with

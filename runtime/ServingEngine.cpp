@@ -12,7 +12,8 @@ using namespace workload;  // the model, scenario and load types this file joins
 
 ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform,
                              const ModelConfig& model, const ScenarioConfig& scenario, uint64_t seed,
-                             tlm::TimingMode mode, const ScenarioFiles& files, bool mirror, bool replicaClasses)
+                             tlm::TimingMode mode, const ScenarioFiles& files, bool mirror, bool replicaClasses,
+                             int samplePeriod)
     : sc_core::sc_module(name), m_model(model), m_scenario(scenario) {
   LoadGenerator full(scenario, seed, files.loadTrace);
   if (scenario.load.impl == LoadKind::kTrace &&
@@ -56,12 +57,18 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
   m_frontEnd = std::make_unique<ServingFrontEnd>(*m_set, *m_load, *m_router, *m_status);
   const RunnerContext context{*m_set, m_model, m_scenario, *m_frontEnd, *m_statistics, *m_status};
   if (m_set->expertsAcross) {
+    if (samplePeriod >= 2) m_samplingBlocker = "the experts are spread over the replicas, which step together";
     m_runners.push_back(std::make_unique<LockstepRunner>(context));
     StepRunner* runner = m_runners.back().get();
     sc_core::sc_spawn([runner] { runner->run(); }, "replicas");
   } else {
+    if (samplePeriod >= 2) m_samplingBlocker = samplingBlockerOf(platform);
+    const bool sample = samplePeriod >= 2 && m_samplingBlocker.empty();
     for (int d = 0; d < replicas(); ++d) {
-      m_runners.push_back(std::make_unique<ReplicaRunner>(context, d));
+      auto replicaRunner = std::make_unique<ReplicaRunner>(context, d);
+      // A mirroring replica (replica classes) never steps: only the simulated ones sample.
+      if (sample && m_set->source(d) == d) replicaRunner->sample(samplePeriod, platform);
+      m_runners.push_back(std::move(replicaRunner));
       StepRunner* runner = m_runners.back().get();
       sc_core::sc_spawn([runner] { runner->run(); }, fmt::format("replica{}", d).c_str());
     }
@@ -82,6 +89,29 @@ std::vector<double> ServingEngine::switchWeights() const {
     }
   }
   return weight;
+}
+
+std::optional<SamplingSummary> ServingEngine::sampling() const {
+  std::optional<SamplingSummary> total;
+  for (const auto& runner : m_runners) {
+    const SamplingSummary* s = runner->sampling();
+    if (s == nullptr) continue;
+    if (!total) total.emplace();
+    total->add(*s);
+  }
+  return total;
+}
+
+std::string ServingEngine::samplingBlockerOf(platform::Platform& platform) const {
+  if (m_set->kvMode->offChip()) return "off-chip KV placement: the fetches' links are shared with other replicas";
+  for (const auto& r : m_set->replicas) {
+    for (const int c : r->chips) {
+      if (platform.chip(c).powerManager().governed()) {
+        return fmt::format("chip {} runs a DVFS governor: its clocks may change between any two steps", c);
+      }
+    }
+  }
+  return "";
 }
 
 std::string ServingEngine::replicaClassesBlocker(const platform::PlatformConfig& platform,

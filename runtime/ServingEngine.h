@@ -64,9 +64,13 @@ class ServingEngine : public sc_core::sc_module {
   /// `replicaClasses`: a closed-loop run over alike, uncoupled replicas simulates one replica per
   /// class of equal load (workloads/ReplicaClasses.h) when that saves any; off: every replica is
   /// simulated (`scoville run --exact`).
+  /// `samplePeriod` >= 2: each replica's steady decode runs are sampled, every `samplePeriod`-th
+  /// step in detail and the others replaying the last detailed one (StepSampler.h), unless
+  /// samplingBlocker() says why not; 0: every step is simulated.
   ServingEngine(const sc_core::sc_module_name& name, platform::Platform& platform, const workload::ModelConfig& model,
                 const workload::ScenarioConfig& scenario, uint64_t seed, tlm::TimingMode mode,
-                const workload::ScenarioFiles& files, bool mirror = true, bool replicaClasses = false);
+                const workload::ScenarioFiles& files, bool mirror = true, bool replicaClasses = false,
+                int samplePeriod = 0);
   ServingEngine(const ServingEngine&) = delete;
   ServingEngine& operator=(const ServingEngine&) = delete;
   ~ServingEngine() override;
@@ -91,6 +95,10 @@ class ServingEngine : public sc_core::sc_module {
   std::vector<double> switchWeights() const;
   /// Why every replica was simulated although replica classes were asked for; empty otherwise.
   const std::string& exactReason() const { return m_exactReason; }
+  /// Why every step was simulated although sampling was asked for; empty otherwise.
+  const std::string& samplingBlocker() const { return m_samplingBlocker; }
+  /// What sampling did over every replica's runner; empty when no step was sampled.
+  std::optional<SamplingSummary> sampling() const;
   int tp() const { return m_set->tp; }
   int pp() const { return m_set->pp; }
   /// A mirroring replica's statistics, role and phase work are its representative's.
@@ -139,11 +147,14 @@ class ServingEngine : public sc_core::sc_module {
   /// Why replica classes cannot stand for this run (coupled or unlike replicas); empty when they can.
   std::string replicaClassesBlocker(const platform::PlatformConfig& platform,
                                     const workload::ScenarioConfig& scenario) const;
+  /// Why sampled decode steps cannot stand for this run's steps; empty when they can.
+  std::string samplingBlockerOf(platform::Platform& platform) const;
 
   const workload::ModelConfig m_model;
   const workload::ScenarioConfig m_scenario;
   std::optional<workload::ReplicaClassPlan> m_classes;
   std::string m_exactReason;
+  std::string m_samplingBlocker;
   std::unique_ptr<workload::LoadGenerator> m_load;
   std::unique_ptr<ReplicaSet> m_set;
   std::unique_ptr<RunStatus> m_status;

@@ -25,19 +25,48 @@ void ReplicaRunner::run() {
     if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
     if (!runSwaps({&r})) return;  // the step's KV block copies come first
     if (batch.sequences.empty()) continue;
+    const bool replay = m_sampler && m_sampler->replays(batch);
     if (r.routing) {
-      route(r, batch.tokens());
+      route(r, batch.tokens());  // replayed too: the routing statistics and its random stream
       batch.expertTokens = &r.expertTokens;
+    }
+    if (replay) {
+      replayStep(r, batch);
+      continue;
     }
     std::vector<std::shared_ptr<const StepPlan>> plans = planStep(r, batch);
     const double stall = preparePhase(r, batch, plans);
     if (stall > 0.0) sc_core::wait(sc_core::sc_time(stall, sc_core::SC_SEC));
     r.phase->started();
     const sc_core::sc_time start = sc_core::sc_time_stamp();
+    if (m_sampler) m_sampler->detailedStarted(plans);
     postStep(r, std::move(plans));
     if (!awaitStep({&r})) return;
+    if (m_sampler) m_sampler->detailedFinished();
     finishStep(r, batch, start);
   }
+}
+
+void ReplicaRunner::sample(int period, platform::Platform& platform) {
+  m_sampler = std::make_unique<StepSampler>(period, m_run.set.at(m_replica), platform);
+}
+
+void ReplicaRunner::replayStep(Replica& r, const StepBatch& batch) {
+  const std::vector<std::shared_ptr<const StepPlan>>& plans = m_sampler->plans();
+  const double stall = preparePhase(r, batch, plans);
+  if (stall > 0.0) sc_core::wait(sc_core::sc_time(stall, sc_core::SC_SEC));
+  r.phase->started();
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  for (const auto& plan : plans) {  // as postStep counts a step
+    r.stats.bytes += plan->bytesMoved;
+    r.stats.flops += plan->flops;
+    r.stats.collectiveBytes += plan->collectiveBytes;
+    r.stats.remoteKvBytes += plan->remoteKvBytes;
+    r.stats.hostKvBytes += plan->hostKvBytes;
+  }
+  sc_core::wait(m_sampler->stepTime());
+  m_sampler->replayed(start);
+  finishStep(r, batch, start, &m_sampler->recordedStart());
 }
 
 bool StepRunner::runSwaps(const std::vector<Replica*>& replicas) {
@@ -139,8 +168,9 @@ bool StepRunner::awaitStep(const std::vector<Replica*>& replicas) {
   return m_run.status.carryOn();
 }
 
-void StepRunner::finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start) {
-  m_run.statistics.stepDone(r, batch, start);
+void StepRunner::finishStep(Replica& r, const StepBatch& batch, const sc_core::sc_time& start,
+                            const sc_core::sc_time* origin) {
+  m_run.statistics.stepDone(r, batch, start, origin);
   double stepFlops = 0.0, stepBytes = 0.0;
   for (const auto& driver : r.drivers) {
     stepFlops += driver->plan().flops;

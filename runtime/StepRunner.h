@@ -20,6 +20,7 @@
 
 #include "runtime/Replica.h"
 #include "runtime/ServingFrontEnd.h"
+#include "runtime/StepSampler.h"
 #include "runtime/StepStatistics.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
@@ -45,6 +46,8 @@ class StepRunner {
 
   /// The thread's body: steps until the run completes or fails.
   virtual void run() = 0;
+  /// What sampling its decode steps did (StepSampler.h); null when it samples none.
+  virtual const SamplingSummary* sampling() const { return nullptr; }
 
  protected:
   /// The scheduler's and the software stack's cost of composing a step.
@@ -66,19 +69,28 @@ class StepRunner {
   /// when one failed.
   bool awaitStep(const std::vector<Replica*>& replicas);
   /// After a step: statistics, the phase controller, then the scheduler and the front end.
-  void finishStep(Replica& r, const workload::StepBatch& batch, const sc_core::sc_time& start);
+  /// `origin`: a replayed step's recorded start (StepStatistics::stepDone).
+  void finishStep(Replica& r, const workload::StepBatch& batch, const sc_core::sc_time& start,
+                  const sc_core::sc_time* origin = nullptr);
 
   RunnerContext m_run;
 };
 
-/// Steps one replica (see above).
+/// Steps one replica (see above); with sample(), replays most steps of its steady decode runs.
 class ReplicaRunner : public StepRunner {
  public:
   ReplicaRunner(const RunnerContext& context, int replica) : StepRunner(context), m_replica(replica) {}
   void run() override;
+  /// Samples the replica's steady decode runs, every `period`-th step in detail (StepSampler.h).
+  void sample(int period, platform::Platform& platform);
+  const SamplingSummary* sampling() const override { return m_sampler ? &m_sampler->summary() : nullptr; }
 
  private:
+  /// A step the sampler replays: its time, then its recorded activity.
+  void replayStep(Replica& r, const workload::StepBatch& batch);
+
   int m_replica;
+  std::unique_ptr<StepSampler> m_sampler;
 };
 
 }  // namespace scoville::runtime

@@ -8,8 +8,10 @@ namespace scoville::runtime {
 
 using namespace workload;  // the plan and batch types this file reads
 
-void StepStatistics::stepDone(Replica& r, const StepBatch& batch, const sc_core::sc_time& start) {
+void StepStatistics::stepDone(Replica& r, const StepBatch& batch, const sc_core::sc_time& start,
+                              const sc_core::sc_time* origin) {
   const double step = (sc_core::sc_time_stamp() - start).to_seconds();
+  const sc_core::sc_time& opsStart = origin != nullptr ? *origin : start;
   for (std::size_t c = 0; c < r.drivers.size(); ++c) {
     const double bound = workload::rooflineBoundS(r.drivers[c]->plan(), r.planners[c]->chip());
     if (bound <= 0) continue;
@@ -28,7 +30,7 @@ void StepStatistics::stepDone(Replica& r, const StepBatch& batch, const sc_core:
     o.flops += op.flops();
     o.vectorOps += op.vectorOps;
     o.computeS += (t.computeEnd - t.computeStart).to_seconds();
-    o.stallS += (t.computeStart - (i > 0 ? lead.timings()[i - 1].collectiveEnd : start)).to_seconds();
+    o.stallS += (t.computeStart - (i > 0 ? lead.timings()[i - 1].collectiveEnd : opsStart)).to_seconds();
     o.collectiveS += (t.collectiveEnd - t.computeEnd).to_seconds();
   }
   const hw::KvBlockAllocator& kv = r.scheduler->kv();

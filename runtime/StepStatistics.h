@@ -22,7 +22,10 @@ class StepStatistics {
   /// Replica `r` finished the step of `batch` that started at `start` (its drivers still hold
   /// the step's plans and timings): the roofline check on every chip, the op totals of rank 0,
   /// the KV peaks and the step's counts (an empty batch: an expert-serving idle step).
-  void stepDone(Replica& r, const workload::StepBatch& batch, const sc_core::sc_time& start);
+  /// `origin`: when the step the drivers' timings belong to started (a replayed step's: the
+  /// recorded one's, runtime/StepSampler.h); by default `start`.
+  void stepDone(Replica& r, const workload::StepBatch& batch, const sc_core::sc_time& start,
+                const sc_core::sc_time* origin = nullptr);
   /// After the scheduler applied the step: its preemption and swap counters.
   void schedulerUpdated(Replica& r);
   /// Replica `r` routed `tokens` through a MoE layer, `counts` per expert.

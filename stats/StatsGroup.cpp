@@ -1,5 +1,6 @@
 #include "stats/StatsGroup.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace scoville::stats {
@@ -26,6 +27,21 @@ double Group::value(const std::string& name) const {
     if (e.name == name) return e.counter ? e.counter->value() : e.formula();
   }
   throw std::out_of_range("no stat '" + name + "' in group '" + m_name + "'");
+}
+
+void Group::collectCounters(std::vector<Counter*>& out, const std::vector<std::string>& skipGroups,
+                            const std::vector<std::string>& skipCounters) const {
+  const auto named = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  for (const Entry& e : m_entries) {
+    // A counter is the module's accumulator, which it bumps from const paths too: the tree only
+    // holds it by pointer to const for the report.
+    if (e.counter != nullptr && !named(skipCounters, e.name)) out.push_back(const_cast<Counter*>(e.counter));
+  }
+  for (const Group* child : m_children) {
+    if (!named(skipGroups, child->name())) child->collectCounters(out, skipGroups, skipCounters);
+  }
 }
 
 nlohmann::ordered_json Group::toJson() const {

@@ -41,6 +41,12 @@ class Group {
   nlohmann::ordered_json toJson() const;
   /// Value of a stat by name in this group; throws std::out_of_range if absent.
   double value(const std::string& name) const;
+  /// Appends every counter of this group and of its children to `out`, in report order, leaving
+  /// out child groups named in `skipGroups` and counters named in `skipCounters`. For a serving
+  /// run's sampled decode steps (runtime/StepSampler.h), which add what a recorded step counted
+  /// as the modules would have: the counters stay their modules', read and bumped as on a hot path.
+  void collectCounters(std::vector<Counter*>& out, const std::vector<std::string>& skipGroups,
+                       const std::vector<std::string>& skipCounters) const;
 
  private:
   struct Entry {

@@ -107,6 +107,15 @@ class ActivityBus {
     m_listeners.push_back(&listener);
     m_masks.push_back(mask);
   }
+  /// `listener` hears nothing more (a listener that goes before the bus).
+  void unsubscribe(const ActivityListener& listener) {
+    for (std::size_t i = 0; i < m_listeners.size(); ++i) {
+      if (m_listeners[i] != &listener) continue;
+      m_listeners.erase(m_listeners.begin() + static_cast<std::ptrdiff_t>(i));
+      m_masks.erase(m_masks.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
   /// Changes the activities `listener` hears.
   void resubscribe(const ActivityListener& listener, ActivityMask mask) {
     for (std::size_t i = 0; i < m_listeners.size(); ++i) {

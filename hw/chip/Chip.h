@@ -34,6 +34,8 @@ class Chip : public sc_core::sc_module {
   /// arrays, clock gating and DVFS governor. Phase policies and governors act through it.
   PowerManager& powerManager() { return m_powerManager; }
   const PowerManager& powerManager() const { return m_powerManager; }
+  /// The HBM memory controller.
+  MemoryController& hbm() { return m_hbm; }
   /// The core clock domain (tensor core and vector unit), which the power manager scales.
   const tlm::ClockDomain& coreClock() const { return m_powerManager.coreClock(); }
   /// RTL co-simulation (tensor_core.impl rtl or lockstep): what went wrong, "" if nothing did or

@@ -82,6 +82,9 @@ class DramChannel {
   /// by command. Both give the same times up to floating-point rounding.
   void setStreamShortcut(bool enabled) { m_streamShortcut = enabled; }
 
+  /// Issues the refreshes due by `time` (closing the rows they close) and adds them to `counts`.
+  void refreshUntil(double time, DramCommandCounts& counts) { m_refresh->catchUp(time, m_banks, counts); }
+
   /// Refreshes at `rate` times the normal rate from `time` (RefreshPolicy::setRate).
   void setRefreshRate(double time, double rate) { m_refresh->setRate(time, rate); }
 

@@ -115,6 +115,12 @@ void MemoryController::emitCommands(const DramCommandCounts& before, const tlm::
   send(tlm::Activity::kDramRefreshes, m_commands.refreshes - before.refreshes);
 }
 
+void MemoryController::replayed(const DramCommandCounts& counts, double timeS) {
+  m_commands += counts;
+  DramCommandCounts counted;  // the recorded step's refreshes stand for these
+  for (DramChannel& channel : m_channels) channel.refreshUntil(timeS, counted);
+}
+
 bool MemoryController::admit() {
   if (m_inFlight >= m_config.queueDepth) return false;
   ++m_inFlight;

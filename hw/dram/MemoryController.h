@@ -48,6 +48,12 @@ class MemoryController : public TimedTarget {
   const stats::Group& stats() const { return m_stats; }
   /// Every channel refreshes at `rate` times the normal rate from `timeS` (temperature-controlled
   /// refresh: the chip's thermal control doubles it above the stacks' refresh limit).
+  /// The commands issued so far (the `hbm` stats' counts).
+  const DramCommandCounts& commands() const { return m_commands; }
+  /// A serving run's sampled step replayed a recorded one (runtime/StepSampler.h) up to `timeS`:
+  /// counts the commands `counts` it issued (the recorded step's, refreshes included) and issues
+  /// the refreshes that fell due meanwhile without counting them again.
+  void replayed(const DramCommandCounts& counts, double timeS);
   void setRefreshRate(double timeS, double rate) {
     for (DramChannel& channel : m_channels) channel.setRefreshRate(timeS, rate);
   }

@@ -1,7 +1,8 @@
-// The accelerated serving modes against the full simulation (docs/serving.md#replica-classes):
-// replica classes give every InferenceX metric of the run that simulates every replica
-// (--exact), and alike fabric lanes give the timing of the full striping over every switch plane
-// (--exact-all-chips); runs whose replicas are coupled or unlike stay exact and say why.
+// The accelerated serving modes against the full simulation (docs/serving.md#replica-classes and
+// #sampled-decode-steps): replica classes and sampled decode steps give every InferenceX metric of
+// the run that simulates every replica and every step (--exact), and alike fabric lanes give the
+// timing of the full striping over every switch plane (--exact-all-chips); runs whose replicas
+// are coupled or unlike, or whose clocks a governor moves, stay exact and say why.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,13 +19,15 @@ class AccelerationCliTest : public ServingCliFixture {
   /// The tiny dense model on eight reference chips as four replicas of tp 2 (one switch), 11
   /// closed-loop users (3, 3, 3 and 2 per replica), 1k/1k, with `extra` arguments.
   /// `closed` false: the load is left to `extra`; `dp`: the replicas (decode replicas with disaggregation).
-  nlohmann::json serve(const std::string& name, const std::vector<std::string>& extra, bool closed = true, int dp = 4) {
+  /// `model` and `tp`: another model than tiny-dense, another group than tp 2.
+  nlohmann::json serve(const std::string& name, const std::vector<std::string>& extra, bool closed = true, int dp = 4,
+                       const std::string& model = "tiny-dense", int tp = 2) {
     std::vector<std::string> args{"run",   "-q",
                                   "-p",    "jalapeno-8",
-                                  "-m",    "tiny-dense",
+                                  "-m",    model,
                                   "-s",    "inferencex-1k1k",
                                   "--out", dir.file(name),
-                                  "--set", "platform.placement.tp=2",
+                                  "--set", "platform.placement.tp=" + std::to_string(tp),
                                   "--set", "platform.placement.dp=" + std::to_string(dp),
                                   "--set", "scenario.requests=22"};
     if (closed) args.insert(args.end(), {"--set", "scenario.load.concurrency=11"});
@@ -36,7 +39,10 @@ class AccelerationCliTest : public ServingCliFixture {
   }
 };
 
-/// Every number of InferenceX's block within `relative` of the other run's.
+/// Every number of InferenceX's block within `relative` of the other run's. A standard deviation
+/// (std_x) is held to `relative` of its quantity's mean (mean_x): the spread of a near-constant
+/// quantity (the time per output token of alike steps) is a tiny number whose own relative change
+/// says nothing.
 void expectInferenceXWithin(const nlohmann::json& exact, const nlohmann::json& fast, double relative) {
   const nlohmann::json& e = exact["results"]["metrics"]["inferencex"];
   const nlohmann::json& f = fast["results"]["metrics"]["inferencex"];
@@ -45,7 +51,9 @@ void expectInferenceXWithin(const nlohmann::json& exact, const nlohmann::json& f
     if (!value.is_number()) continue;
     ++compared;
     const double x = value.get<double>();
-    EXPECT_NEAR(f[key].get<double>(), x, relative * std::fabs(x) + 1e-15) << key;
+    const bool spread = key.rfind("std_", 0) == 0;
+    const double scale = spread ? std::fabs(e["mean_" + key.substr(4)].get<double>()) : std::fabs(x);
+    EXPECT_NEAR(f[key].get<double>(), x, relative * scale + 1e-15) << key;
   }
   EXPECT_GE(compared, 25U);
 }
@@ -53,7 +61,8 @@ void expectInferenceXWithin(const nlohmann::json& exact, const nlohmann::json& f
 // With fixed lengths the replicas of a class run alike, so simulating one per class changes no
 // metric: 2 replicas simulated for 4, 5 users for 11, and the platform's power within 1%.
 TEST_F(AccelerationCliTest, ReplicaClassesGiveEveryInferenceXMetricOfTheFullRun) {
-  const std::vector<std::string> fixed{"--set", "scenario.random_range_ratio=1"};
+  // Every step simulated on both sides: the classes alone are compared.
+  const std::vector<std::string> fixed{"--set", "scenario.random_range_ratio=1", "--sample-period", "1"};
   std::vector<std::string> exactArgs = fixed;
   exactArgs.push_back("--exact");
   const nlohmann::json exact = serve("exact", exactArgs);
@@ -79,6 +88,66 @@ TEST_F(AccelerationCliTest, ReplicaClassesGiveEveryInferenceXMetricOfTheFullRun)
   // Every chip but the two representatives' rank 0 mirrors (the full run: every rank 1).
   EXPECT_EQ(exact["results"]["mirrored_chips"], 4);
   EXPECT_EQ(fast["results"]["mirrored_chips"], 6);
+}
+
+// Sampled decode steps on a mixture-of-experts model (its routing varies every step): one user on
+// a tp-8 replica (22 requests of InferenceX's 8k/1k shape), whose 1k-token answers are long steady
+// decode runs, and 11 users on four
+// replicas (replica classes too), whose runs end whenever a request joins or leaves. Every
+// InferenceX metric and the energy within 1% of the run that simulates every step, most steps
+// replayed, and the report's bound on the replayed time's error below 1%.
+TEST_F(AccelerationCliTest, SampledDecodeStepsGiveEveryInferenceXMetricOfTheFullRun) {
+  const std::vector<std::string> oneUser{"--set", "scenario.load.concurrency=1", "--set", "scenario.input_tokens=8192"};
+  const std::vector<std::string> fixed{"--set", "scenario.random_range_ratio=1"};
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    bool closed;
+    int dp;
+    int tp;
+  };
+  for (const Case& c : {Case{"one", oneUser, false, 1, 8}, Case{"eleven", fixed, true, 4, 2}}) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> exactArgs = c.args;
+    exactArgs.push_back("--exact");
+    const nlohmann::json exact = serve(c.name + "-exact", exactArgs, c.closed, c.dp, "tiny-moe", c.tp);
+    const nlohmann::json sampled = serve(c.name + "-sampled", c.args, c.closed, c.dp, "tiny-moe", c.tp);
+    ASSERT_FALSE(exact.empty());
+    ASSERT_FALSE(sampled.empty());
+    EXPECT_EQ(exact["results"]["decode_steps"]["mode"], "exact");
+    EXPECT_EQ(exact["results"]["decode_steps"]["why"], "asked for (--exact)");
+    const nlohmann::json& s = sampled["results"]["decode_steps"];
+    ASSERT_EQ(s["mode"], "sampled");
+    EXPECT_EQ(s["period"], 16);
+    EXPECT_GT(s["replayed_fraction"].get<double>(), 0.5);
+    EXPECT_GT(s["step_time_error"]["predictions"].get<int>(), 10);
+    EXPECT_LT(s["error_bound_95"]["replayed_time"].get<double>(), 0.01);
+    EXPECT_LE(s["error_bound_95"]["busy_time"].get<double>(), s["error_bound_95"]["replayed_time"].get<double>());
+    expectInferenceXWithin(exact, sampled, 0.01);
+    EXPECT_EQ(sampled["results"]["metrics"]["requests"], exact["results"]["metrics"]["requests"]);
+    for (const char* key : {"energy_j", "average_w"}) {
+      const double pe = exact["power"]["platform"][key].get<double>();
+      EXPECT_NEAR(sampled["power"]["platform"][key].get<double>(), pe, 0.01 * pe) << key;
+    }
+    // The replayed steps count in the modules' statistics as the recorded ones did.
+    const auto hbmBytes = [](const nlohmann::json& r) {
+      return r["stats"]["platform"]["groups"]["chip0"]["groups"]["hbm"]["stats"]["bytes_read"]["value"].get<double>();
+    };
+    EXPECT_NEAR(hbmBytes(sampled), hbmBytes(exact), 0.01 * hbmBytes(exact));
+    EXPECT_EQ(sampled["results"]["replicas"][0]["steps"], exact["results"]["replicas"][0]["steps"]);
+  }
+}
+
+// Sampling is refused where a step's hardware may change between steps, and the report says why.
+TEST_F(AccelerationCliTest, AGovernedRunSimulatesEveryStepAndSaysWhy) {
+  const nlohmann::json governed = serve("governed", {"--set", "platform.power.governor.impl=cap_target", "--set",
+                                                     "platform.power.governor.target=500 W"});
+  ASSERT_FALSE(governed.empty());
+  EXPECT_EQ(governed["results"]["decode_steps"]["mode"], "exact");
+  EXPECT_NE(governed["results"]["decode_steps"]["why"].get<std::string>().find("governor"), std::string::npos);
+  const nlohmann::json every = serve("every", {"--sample-period", "1"});
+  ASSERT_FALSE(every.empty());
+  EXPECT_EQ(every["results"]["decode_steps"]["why"], "asked for (--sample-period 1)");
 }
 
 // Coupled or unpinned load keeps every replica simulated, and the report says why.

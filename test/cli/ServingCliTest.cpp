@@ -52,7 +52,7 @@ TEST_F(ServingCliTest, ReportsInferenceXMetricsAndIsDeterministic) {
   const std::string first = readFile(dir.file("a/report.json"));
   // The simulator's work, for the benchmarks: deterministic like the rest of the report.
   const Json kernel = Json::parse(first)["kernel"];
-  EXPECT_GT(kernel["unit_transactions"].get<double>(), 1000.0);
+  EXPECT_GT(kernel["unit_transactions"].get<double>(), 500.0);
   EXPECT_GT(kernel["delta_cycles"].get<double>(), 100.0);
   serve("b", args);
   EXPECT_EQ(readFile(dir.file("b/report.json")), first) << "same inputs and seed: byte-identical report";
@@ -132,7 +132,8 @@ TEST_F(ServingCliTest, KillNineDuringARunLeavesWholeFilesOrNone) {
 TEST_F(ServingCliTest, MirroredTensorParallelRanksGiveExactlyTheSimulatedResults) {
   // tiny-moe splits evenly eight ways: ranks 1-7 plan like rank 0 and mirror it, unless every
   // chip is simulated. The results must not tell the two apart.
-  const auto args = join({"-m", "tiny-moe", "-p", "jalapeno-8"}, smallLoad(4, 4, 1024, 16));
+  // Every step simulated (no sampled decode steps) on both sides: the mirrors alone are compared.
+  const auto args = join({"-m", "tiny-moe", "-p", "jalapeno-8", "--sample-period", "1"}, smallLoad(4, 4, 1024, 16));
   const Json mirrored = serve("mirrored", args);
   const Json exact = serve("exact", join(args, {"--exact-all-chips"}));
   ASSERT_FALSE(mirrored.empty());
@@ -514,11 +515,13 @@ TEST_F(ServingCliTest, TraceShowsEachUnitsTransactionsInItsWindowAndChangesNoRes
   const auto args = join(
       {"-m", "tiny-dense", "-p", "jalapeno-8", "--set", "platform.placement.tp=2", "--set", "platform.placement.dp=4"},
       smallLoad(2, 2, 256, 16));
-  const Json plain = serve("plain", args);
+  // A trace simulates every step (no sampled decode steps): so does the run it is compared with.
+  const Json plain = serve("plain", join(args, {"--sample-period", "1"}));
   const std::string trace = dir.file("trace/run.json");
   const std::string vcd = dir.file("trace/run.vcd");
-  const Json traced = serve("traced", join(args, {"--trace", trace, "--trace-start", "0.1 ms", "--trace-duration",
-                                                  "0.2 ms", "--vcd", vcd, "--vcd-interval", "5 us"}));
+  const Json traced =
+      serve("traced", join(args, {"--sample-period", "1", "--trace", trace, "--trace-start", "0.1 ms",
+                                  "--trace-duration", "0.2 ms", "--vcd", vcd, "--vcd-interval", "5 us"}));
   EXPECT_EQ(readFile(dir.file("traced/report.json")), readFile(dir.file("plain/report.json")))
       << "tracing and waveforms only listen";
 

@@ -130,10 +130,10 @@ TEST_F(ServingSwapCliTest, SwapAndRecomputeOnTheSameOverflowingLoadBothFinishWit
 
 TEST_F(ServingSwapCliTest, MirroredTensorParallelRanksSwapExactlyLikeSimulatedOnes) {
   // tiny-moe on two chips of tp 2: rank 1 mirrors rank 0, copies included.
-  const auto args = join(
-      {"-m", "tiny-moe", "-p", "jalapeno-8", "--set", "platform.chips[0].count=2", "--set", "platform.placement.tp=2",
-       "--set", "platform.placement.activation_memory=0 B", "--set", "platform.placement.kv_cache.preemption=swap"},
-      smallLoad(4, 8, 512, 256));
+  const auto args = join({"-m", "tiny-moe", "-p", "jalapeno-8", "--set", "platform.chips[0].count=2", "--set",
+                          "platform.placement.tp=2", "--set", "platform.placement.activation_memory=0 B", "--set",
+                          "platform.placement.kv_cache.preemption=swap", "--sample-period", "1"},
+                         smallLoad(4, 8, 512, 256));
   const Json roomy = serve("roomy", args);
   ASSERT_FALSE(roomy.empty());
   const double weights = roomy["chips"][0]["weight_bytes"].get<double>();

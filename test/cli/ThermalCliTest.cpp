@@ -17,16 +17,28 @@ const std::string kThermal = "platform.chip_types[0].thermal={include: ../therma
 class ThermalCliTest : public ServingCliFixture {
  protected:
   /// GPT-OSS 120B on jalapeno-8, 8 users with 2k-token prompts and 256-token answers, with `sets`.
+  /// Every step simulated (a thermal governor's run is, so the free run is too).
   nlohmann::json serve(const std::string& name, const std::vector<std::string>& sets) {
-    std::vector<std::string> args{"run",   "-q",
-                                  "-p",    "jalapeno-8",
-                                  "-m",    "gpt-oss-120b",
-                                  "-s",    "inferencex-8k1k",
-                                  "--out", dir.file(name),
-                                  "--set", "scenario.load.concurrency=8",
-                                  "--set", "scenario.requests=8",
-                                  "--set", "scenario.input_tokens=2048",
-                                  "--set", "scenario.output_tokens=256"};
+    std::vector<std::string> args{"run",
+                                  "-q",
+                                  "--sample-period",
+                                  "1",
+                                  "-p",
+                                  "jalapeno-8",
+                                  "-m",
+                                  "gpt-oss-120b",
+                                  "-s",
+                                  "inferencex-8k1k",
+                                  "--out",
+                                  dir.file(name),
+                                  "--set",
+                                  "scenario.load.concurrency=8",
+                                  "--set",
+                                  "scenario.requests=8",
+                                  "--set",
+                                  "scenario.input_tokens=2048",
+                                  "--set",
+                                  "scenario.output_tokens=256"};
     for (const std::string& s : sets) {
       args.push_back("--set");
       args.push_back(s);
