@@ -58,6 +58,7 @@ std::string platformStem(const std::string& platform) {
 std::string canonical(const Spec& spec, const Point& point) {
   std::string text = fmt::format("platform={}\nmodel={}\nscenario={}\nseed={}\ntiming={}\n", point.platform, spec.model,
                                  spec.scenario, spec.seed, spec.timing);
+  if (spec.exact) text += "exact=1\n";  // (absent when off: the fingerprints of earlier sweeps hold)
   std::vector<std::string> sets = point.sets;
   std::sort(sets.begin(), sets.end());
   for (const std::string& set : sets) text += "set=" + set + "\n";
@@ -164,6 +165,7 @@ RunRequest runRequest(const Spec& spec, const Point& point, const std::string& p
   request.inputs = InputOptions{point.platform, spec.model, spec.scenario, point.sets};
   request.seed = spec.seed;
   request.timing = spec.timing;
+  request.exact = spec.exact;
   request.out = pointDir;
   request.quiet = true;
   return request;
@@ -194,6 +196,7 @@ nlohmann::ordered_json manifest(const Spec& spec, const std::vector<Point>& poin
           {"axes", axes},
           {"seed", spec.seed},
           {"timing", spec.timing},
+          {"exact", spec.exact},
           {"points", list}};
 }
 

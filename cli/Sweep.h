@@ -44,6 +44,7 @@ struct Spec {
   std::vector<Axis> axes;         ///< outermost first
   uint64_t seed = 1;
   std::string timing = "lt";
+  bool exact = false;  ///< every point simulates every replica and step (`scoville run --exact`)
 };
 
 struct Point {

@@ -149,6 +149,7 @@ struct SweepOptions {
   std::string out = "scoville-sweep";
   uint64_t seed = 1;
   std::string timing = "lt";
+  bool exact = false;
   results::MergeOptions comparison;
   bool emitSlurm = false;
   bool dryRun = false;
@@ -165,6 +166,7 @@ std::pair<sweep::Spec, std::vector<sweep::Point>> planSweep(const SweepOptions& 
   spec.sets = options.sets;
   spec.seed = options.seed;
   spec.timing = options.timing;
+  spec.exact = options.exact;
   for (const std::string& v : options.vary) spec.axes.push_back(sweep::parseAxis(v));
   // A platform given twice (by name or by file) would run every point twice into one folder.
   std::map<std::string, std::string> platformFiles;  // resolved file -> --platform as given
@@ -279,6 +281,7 @@ int runOnePoint(const std::string& outDir, long index, std::ostream& out) {
   spec.scenario = manifest.at("scenario").get<std::string>();
   spec.seed = manifest.at("seed").get<uint64_t>();
   spec.timing = manifest.at("timing").get<std::string>();
+  spec.exact = manifest.value("exact", false);
   sweep::Point p;
   p.platform = point.at("platform").get<std::string>();
   p.sets = point.at("sets").get<std::vector<std::string>>();
@@ -357,6 +360,9 @@ int sweepCommand(const Args& args, std::ostream& out) {
       "sweep directory: sweep.json, points/ID/ (each run's report and log), results.json, points.csv")(
       "seed", unsignedValue(options.seed, "--seed"), "random seed of every point")(
       "timing", po::value(&options.timing)->default_value(options.timing), "timing mode of every point: lt or at")(
+      "exact", po::bool_switch(&options.exact),
+      "every point simulates every replica and every step (`scoville run --exact`: no replica classes, no sampled "
+      "decode steps)")(
       "emit-slurm", po::bool_switch(&options.emitSlurm),
       "write OUT/slurm/sweep.sbatch (a Slurm array job of the points still to run) instead of running them")(
       "point", po::value(&options.point), "run only point K of OUT/sweep.json (what each Slurm array task does)")(
@@ -552,16 +558,20 @@ int reportCommand(const Args& args, std::ostream& out) {
   std::vector<std::string> inputs;
   std::string outDir = "scoville-report";
   std::string title = "Scoville design review";
+  std::vector<std::string> claims;
   results::MergeOptions merge;
   po::options_description description(
       "scoville report: merge runs and render a design-review report (index.html, report.md, figures)");
   description.add_options()("help,h", "show this help")(
       "out,o", po::value(&outDir)->default_value(outDir),
       "report directory: index.html (self-contained), report.md, figures/, results.json, points.csv")(
-      "title", po::value(&title)->default_value(title), "the report's title");
+      "title", po::value(&title)->default_value(title), "the report's title")(
+      "claims", po::value(&claims)->composing(),
+      "FILE.yaml of published claims (workloads/validation/claims-*.yaml): the report opens with them beside the "
+      "simulated values, which are also printed (repeatable; docs/validation.md#the-main-job)");
   po::variables_map vm;
   if (!parseMergeInputs(args, description, inputs, merge, vm)) {
-    out << "usage: scoville report INPUT... [--out DIR]\n"
+    out << "usage: scoville report INPUT... [--out DIR] [--claims FILE.yaml]...\n"
         << "Plots are drawn by " << kReportScript << " with Debian's python3-matplotlib.\n"
         << description << "\n";
     return kExitOk;
@@ -569,11 +579,16 @@ int reportCommand(const Args& args, std::ostream& out) {
   const std::string script = (fs::path(config::dataDirectory()) / kReportScript).string();
   if (!fs::exists(script)) throw ConfigError(ErrorKind::kFileNotFound, script, "the report renderer is missing");
   const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  for (const std::string& file : claims) {
+    if (!fs::is_regular_file(file)) throw ConfigError(ErrorKind::kFileNotFound, "--claims " + file, "no such file");
+  }
 
   mergeInto(inputs, outDir, merge, out, true);
   out.flush();
-  const int code = sweep::runAndWait(
-      python, {script, (fs::path(outDir) / "results.json").string(), "--out", outDir, "--title", title});
+  std::vector<std::string> renderArgs{script, (fs::path(outDir) / "results.json").string(), "--out", outDir,
+                                      "--title", title};
+  for (const std::string& file : claims) renderArgs.insert(renderArgs.end(), {"--claims", file});
+  const int code = sweep::runAndWait(python, renderArgs);
   if (code == kExitUsageOrConfigError) return code;  // the renderer said why on stderr
   if (code != 0) throw SimulationError(fmt::format("{} {} failed with exit code {}", python, script, code));
   out << "report: " << (fs::path(outDir) / "index.html").string() << " and report.md\n";

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "config/ConfigError.h"
 #include "runtime/LockstepRunner.h"
 #include "runtime/ReplicaBuilder.h"
@@ -123,7 +125,17 @@ std::string ServingEngine::replicaClassesBlocker(const platform::PlatformConfig&
   if (m_set->kvMode->offChip()) return "off-chip KV placement shares other chips' memory and links";
   if (platform.placement.kvCache.preemption == hw::KvPreemption::kSwap) return "swap preemption shares the host links";
   const bool talks = m_set->tp * m_set->pp > 1;
-  if (talks && platform.network.topology != platform::Topology::kSwitched) {
+  // On a leaf-spine fabric a replica whose chips share a leaf talks over its own chips' ports only
+  // (the leaf is output-queued, one output per chip port): it shares no link with another replica.
+  const auto onOneLeaf = [&](const Replica& r) {
+    if (platform.network.topology != platform::Topology::kLeafSpine || !platform.network.leafSpine) return false;
+    const int perLeaf = platform.network.leafSpine->chipsPerLeaf;
+    return std::all_of(r.chips.begin(), r.chips.end(),
+                       [&](int c) { return c / perLeaf == r.chips.front() / perLeaf; });
+  };
+  const bool ownLeaves = std::all_of(m_set->replicas.begin(), m_set->replicas.end(),
+                                     [&](const std::unique_ptr<Replica>& r) { return onOneLeaf(*r); });
+  if (talks && platform.network.topology != platform::Topology::kSwitched && !ownLeaves) {
     return fmt::format("replicas may share links of the {} fabric", platform::topologyName(platform.network.topology));
   }
   // Alike: every replica's chip of each rank has the same type.

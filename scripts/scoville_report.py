@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Render a design-review report from a sweep's results.json (the renderer behind `scoville report`).
 
-    /usr/bin/python3 scripts/scoville_report.py RESULTS_JSON --out DIR [--title TEXT]
+    /usr/bin/python3 scripts/scoville_report.py RESULTS_JSON --out DIR [--title TEXT] [--claims FILE.yaml]...
 
 Writes DIR/index.html (self-contained: figures inlined as PNG data URIs), DIR/report.md and the
 figures it references, DIR/figures/*.png. Other files in DIR (results.json, points.csv) are left alone.
 Exit codes: 0 ok; 2 bad input (one `error[...]` line on stderr); 1 unexpected failure.
-Needs only the standard library and Debian's python3-matplotlib.
+With --claims (a published claims file, workloads/validation/claims-*.yaml), the report opens with a
+table of the claims beside the simulated values, printed on stdout too.
+Needs the standard library, Debian's python3-matplotlib and (for --claims) python3-yaml.
 """
 
 import argparse
@@ -362,6 +364,195 @@ def sustained_by_window(points):
             if window is not None and max_w is not None and (window not in worst or max_w > worst[window][0]):
                 worst[window] = (max_w, p)
     return worst
+
+
+# --- Published claims ------------------------------------------------------------------------
+
+CLAIM_METRICS = {
+    "min_itl_s": "minimum inter-token latency (median ITL at the lowest concurrency)",
+    "e2e_s": "end-to-end latency (median, lowest concurrency)",
+    "e2e_ratio": "end-to-end latency, {subject} / {comparison}",
+    "interactivity_lowest": "tok/s/user at the lowest concurrency",
+    "peak_per_kw_ratio": "peak throughput per kW rated, {subject} / {comparison}",
+    "per_kw_at_iso": "throughput per kW rated at {iso} tok/s/user",
+    "per_kw_at_iso_ratio": "throughput per kW rated at {iso} tok/s/user, {subject} / {comparison}",
+    "interactive_per_kw_ratio": "throughput per kW rated at equal interactivity, {iso} tok/s/user and up "
+                                "(both frontiers), {subject} / {comparison}",
+    "max_sustained_w": "sustained power per chip ({window} windows, worst point)",
+}
+
+
+def load_claims(paths):
+    """The claims files, each checked: {name, source, model, subject, comparison, claims: [...]}."""
+    try:
+        import yaml
+    except ImportError:
+        raise InputError("missing-dependency", "--claims needs Debian's python3-yaml (scripts/install-deps)")
+    files = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = yaml.safe_load(f)
+        except OSError as e:
+            raise InputError("missing-file", f"{path}: cannot read the claims file: {e.strerror}")
+        except yaml.YAMLError as e:
+            raise InputError("malformed-yaml", f"{path}: not valid YAML: {e}")
+        if not isinstance(data, dict):
+            raise InputError("invalid-config", f"{path}: expected a map with model, subject, comparison, claims")
+        for key in ("model", "subject", "comparison", "claims"):
+            if key not in data:
+                raise InputError("missing-key", f"{path}: key '{key}' is missing")
+        for n, claim in enumerate(seq(data["claims"])):
+            where = f"{path}: claims[{n}]"
+            if not isinstance(claim, dict) or claim.get("metric") not in CLAIM_METRICS:
+                raise InputError("invalid-config", f"{where}: metric must be one of {', '.join(CLAIM_METRICS)}")
+            bounds = [k for k in ("published", "at_most", "at_least") if k in claim]
+            if len(bounds) != 1:
+                raise InputError("invalid-config", f"{where}: give exactly one of published, at_most, at_least")
+            if claim.get("series", "subject") not in ("subject", "comparison"):
+                raise InputError("invalid-config", f"{where}: series must be subject or comparison")
+        data["path"] = path
+        files.append(data)
+    return files
+
+
+def frontier_at(ctx, series, x):
+    """Throughput per kW rated interpolated along the series' per-kW frontier at interactivity x, or None."""
+    pts = sorted((number(get(ctx.points[i], "interactivity_tok_per_s_per_user")),
+                  number(get(ctx.points[i], "throughput_per_kw_rated_tok_per_s", "total")))
+                 for i in seq(series.get("frontier_per_kw")) if isinstance(i, int) and 0 <= i < len(ctx.points))
+    pts = [(a, b) for a, b in pts if a is not None and b is not None]
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return pts[0][1] if len(pts) == 1 and pts[0][0] == x else None
+
+
+def claim_value(ctx, series, other, claim):
+    """(simulated value, how it was taken) of one claim; value None with the reason when it cannot be."""
+    metric = claim["metric"]
+    members = [ctx.points[i] for i in seq(series.get("points")) if isinstance(i, int) and 0 <= i < len(ctx.points)]
+    lowest = min(members, key=lambda p: number(p.get("concurrency")) or math.inf, default=None)
+    iso = ctx.iso or 169.0
+    if metric == "min_itl_s":
+        return min_of(get(p, "itl_s", "median") for p in members), f"concurrency {lowest.get('concurrency')}"
+    if metric == "e2e_s":
+        return number(get(lowest, "e2el_s", "median")), f"concurrency {lowest.get('concurrency')}"
+    if metric == "interactivity_lowest":
+        return number(get(lowest, "interactivity_tok_per_s_per_user")), f"concurrency {lowest.get('concurrency')}"
+    if metric == "e2e_ratio":
+        mine, _ = claim_value(ctx, series, other, {"metric": "e2e_s"})
+        theirs, _ = claim_value(ctx, other, series, {"metric": "e2e_s"})
+        return (mine / theirs if mine and theirs else None), "lowest concurrency of each"
+    if metric == "peak_per_kw_ratio":
+        a, b = (number(s.get("peak_throughput_per_kw_rated_tok_per_s")) for s in (series, other))
+        return (a / b if a and b else None), "each frontier's highest"
+    if metric == "per_kw_at_iso":
+        return frontier_at(ctx, series, iso), f"{fmt(iso)} tok/s/user on its frontier"
+    if metric == "per_kw_at_iso_ratio":
+        a, b = frontier_at(ctx, series, iso), frontier_at(ctx, other, iso)
+        return (a / b if a and b else None), f"{fmt(iso)} tok/s/user on both frontiers"
+    if metric == "interactive_per_kw_ratio":
+        top = min((max((number(get(ctx.points[i], "interactivity_tok_per_s_per_user")) or 0.0)
+                       for i in seq(s.get("frontier_per_kw")) if isinstance(i, int) and 0 <= i < len(ctx.points))
+                   for s in (series, other)), default=0.0)
+        if top <= iso:
+            return None, f"the frontiers do not both reach past {fmt(iso)} tok/s/user"
+        ratios = []
+        for k in range(21):  # geometric steps from the iso target to the highest common interactivity
+            x = iso * (top / iso) ** (k / 20)
+            a, b = frontier_at(ctx, series, x), frontier_at(ctx, other, x)
+            if a and b:
+                ratios.append(a / b)
+        if not ratios:
+            return None, "no common interactivity"
+        return (min(ratios), max(ratios)), f"{fmt(iso)} to {fmt(top)} tok/s/user"
+    if metric == "max_sustained_w":
+        window = number(claim.get("window_s", 1.0))
+        worst = sustained_by_window(members).get(window)
+        if worst is None:
+            return None, f"no point has a {duration(window)} window"
+        return worst[0], f"concurrency {worst[1].get('concurrency')}"
+    return None, "unknown metric"
+
+
+def claim_rows(ctx, claims_files):
+    """One row per claim: [model, claim, published, simulated, error or verdict, where]."""
+    rows = []
+    for cf in claims_files:
+        found = {}
+        for role in ("subject", "comparison"):
+            match = [s for s in ctx.series if s.get("platform") == cf[role] and s.get("model") == cf["model"]]
+            found[role] = match[0] if match else None
+        for claim in seq(cf["claims"]):
+            role = claim.get("series", "subject")
+            series, other = found[role], found["comparison" if role == "subject" else "subject"]
+            name = CLAIM_METRICS[claim["metric"]].format(subject=cf["subject"], comparison=cf["comparison"],
+                                                         iso=fmt(ctx.iso or 169.0),
+                                                         window=duration(number(claim.get("window_s", 1.0))))
+            if claim["metric"] in ("min_itl_s", "e2e_s", "interactivity_lowest", "per_kw_at_iso", "max_sustained_w"):
+                name = f"{cf[role]}: {name}"
+            metric = claim["metric"]
+            units = {"max_sustained_w": " W", "per_kw_at_iso": " tok/s/kW", "interactivity_lowest": " tok/s/user"}
+
+            def show(v, metric=metric, units=units):
+                if metric in ("min_itl_s", "e2e_s"):
+                    return duration(v)
+                return fmt(v, suffix="×") if "ratio" in metric else fmt(v, suffix=units.get(metric, ""))
+            if series is None or other is None:
+                missing = cf[role] if series is None else cf["comparison" if role == "subject" else "subject"]
+                value, where = None, f"no series of {missing} running {cf['model']}"
+            else:
+                value, where = claim_value(ctx, series, other, claim)
+            if "published" in claim:
+                published = claim["published"]
+                shown = (" to ".join(show(v) for v in published) if isinstance(published, list) else show(published))
+            else:
+                bound = claim.get("at_most", claim.get("at_least"))
+                shown = ("at most " if "at_most" in claim else "more than ") + show(bound)
+            if value is None:
+                rows.append([cf["model"], name, shown, MISSING, "n/a", where])
+                continue
+            if isinstance(value, tuple):
+                simulated = f"{show(value[0])} to {show(value[1])}"
+                lo, hi = claim["published"]
+                inside = value[0] >= lo and value[1] <= hi
+                overlap = value[1] >= lo and value[0] <= hi
+                verdict = "within the range" if inside else ("overlaps the range" if overlap else "outside the range")
+            else:
+                simulated = show(value)
+                if isinstance(claim.get("published"), list):
+                    lo, hi = claim["published"]
+                    verdict = "within the range" if lo <= value <= hi else "outside the range"
+                elif "published" in claim:
+                    verdict = f"{(value / claim['published'] - 1) * 100:+.1f}%"
+                elif "at_most" in claim:
+                    verdict = "met" if value <= claim["at_most"] else "MISSED"
+                else:
+                    verdict = "met" if value > claim["at_least"] else f"MISSED by {(1 - value / claim['at_least']) * 100:.1f}%"
+            rows.append([cf["model"], name, shown, simulated, verdict, where])
+    return rows
+
+
+CLAIMS_HEADER = ["Model", "Claim", "Published", "Simulated", "Error / verdict", "Simulated at"]
+
+
+def section_claims(doc, ctx, claims_files):
+    """The first table: every published claim beside what this run simulated."""
+    doc.add("h", 2, "Published claims against the simulation")
+    doc.add("table", CLAIMS_HEADER, claim_rows(ctx, claims_files))
+    sources = "; ".join(f"{cf['path']} ({cf.get('source', 'no source given')})" for cf in claims_files)
+    doc.add("p", f"Claims from {sources}. Errors are simulated / published - 1. Latencies are medians at each "
+            "series' lowest concurrency; ratios of throughput per kW rated interpolate along the Pareto frontiers "
+            "(docs/validation.md#the-main-job).")
+
+
+def print_claims(ctx, claims_files):
+    rows = [CLAIMS_HEADER] + claim_rows(ctx, claims_files)
+    widths = [max(len(str(r[c])) for r in rows) for c in range(len(CLAIMS_HEADER))]
+    widths[1] = min(widths[1], 96)
+    for r in rows:
+        print("  ".join(str(c)[:widths[i]].ljust(widths[i]) for i, c in enumerate(r)).rstrip())
 
 
 def section_platform_table(doc, ctx):
@@ -801,19 +992,26 @@ def main(argv):
     parser.add_argument("results", metavar="RESULTS_JSON", help="results.json of `scoville merge` or `scoville sweep`")
     parser.add_argument("--out", required=True, metavar="DIR", help="report directory (created if needed)")
     parser.add_argument("--title", default="Scoville design review", help="the report's title")
+    parser.add_argument("--claims", action="append", default=[], metavar="FILE.yaml",
+                        help="published claims to set beside the simulation (repeatable)")
     args = parser.parse_args(argv)
     try:
         plt = setup_matplotlib()
         results = load_results(args.results)
         ctx = Context(results, load_point_reports(results, os.path.dirname(os.path.abspath(args.results))), plt)
+        claims = load_claims(args.claims)
         doc = Doc()
         section_overview(doc, ctx, args.title)
+        if claims:
+            section_claims(doc, ctx, claims)
         section_platform_table(doc, ctx)
         if ctx.points:
             for section in (section_pareto, section_latency, section_power, section_energy, section_phase_time,
                             section_phases, section_kv, section_points):
                 section(doc, ctx)
         write_outputs(doc, args.out, args.title)
+        if claims:
+            print_claims(ctx, claims)
     except InputError as e:
         sys.stderr.write(f"error[{e.kind}]: {e}\n")
         return 2
