@@ -1,4 +1,6 @@
-"""Tests of scripts/scoville_report.py on a small synthetic sweep (no simulator needed).
+"""Tests of scripts/scoville_report.py on a small synthetic sweep (no simulator needed), and of the
+report in a real browser: headless Chromium (Debian's `chromium`, which scripts/test installs; the
+test is skipped, saying so, where it is absent).
 
 Run with: /usr/bin/python3 -m unittest discover -s test/report
 """
@@ -46,6 +48,11 @@ def html_loads(text):
     parser.feed(text)
     parser.close()
     return text.lstrip().lower().startswith("<!doctype html>") and not parser.errors and not parser.stack
+
+
+def html_unescape(text):
+    import html
+    return html.unescape(text)
 
 
 def latency(median):
@@ -167,9 +174,17 @@ class ScovilleReportTest(unittest.TestCase):
         with open(path, "w") as f:
             json.dump(data, f)
 
-    def render(self, out, results_path=None):
-        return subprocess.run([PYTHON, SCRIPT, results_path or self.results, "--out", out, "--title", "Test"],
-                              capture_output=True, text=True, timeout=120)
+    def render(self, out, results_path=None, extra=()):
+        return subprocess.run([PYTHON, SCRIPT, results_path or self.results, "--out", out, "--title", "Test",
+                                *extra], capture_output=True, text=True, timeout=120)
+
+    def claims_file(self, claims):
+        path = os.path.join(self.dir, "claims.yaml")
+        with open(path, "w") as f:
+            f.write("name: test\nsource: a test\nmodel: tiny-dense\nsubject: alpha\ncomparison: beta\nclaims:\n")
+            for claim in claims:
+                f.write(f"- {claim}\n")
+        return path
 
     @staticmethod
     def read(path, mode="r"):
@@ -242,6 +257,98 @@ class ScovilleReportTest(unittest.TestCase):
         # The power figure gains the temperature axis: it differs from the plain report's.
         figure = next(f for f in re.findall(r"\]\((figures/[^)]+\.png)\)", markdown) if "power" in f)
         self.assertNotEqual(self.read(os.path.join(out, figure), "rb"), self.read(os.path.join(plain, figure), "rb"))
+
+    def test_claims_open_the_report_beside_the_simulated_values(self):
+        claims = self.claims_file([
+            "{metric: min_itl_s, series: subject, published: 0.0025}",  # 2 ms simulated: -20.0%
+            "{metric: e2e_ratio, published: [0.5, 2.0]}",  # 0.15 s / 0.15 s = 1
+            "{metric: peak_per_kw_ratio, published: 0.5}",  # 7,000 / 11,000 = 0.636: +27.3%
+            "{metric: per_kw_at_iso, series: subject, published: 4000}",  # 4,250 at 200 tok/s/user: +6.2%
+            "{metric: interactivity_lowest, series: subject, at_least: 200}",  # 300: met
+            "{metric: max_sustained_w, series: subject, window_s: 0.01, at_most: 250}",  # 300 W: missed
+            "{metric: interactive_per_kw_ratio, published: [2.1, 4.1]}",  # beta never reaches 200: n/a
+        ])
+        out = os.path.join(self.dir, "report")
+        run = self.render(out, extra=("--claims", claims))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        markdown = self.read(os.path.join(out, "report.md"))
+        headings = re.findall(r"^## (.+)$", markdown, re.M)
+        self.assertEqual(headings[:3], ["What was run", "Published claims against the simulation",
+                                        "Platforms side by side"])
+        for text in (markdown, run.stdout):
+            for expected in ("-20.0%", "within the range", "+27.3%", "+6.2%", "met", "MISSED",
+                             "the frontiers do not both reach past 200 tok/s/user"):
+                self.assertIn(expected, text)
+        self.assertIn("300 W", run.stdout)
+        self.assertTrue(html_loads(self.read(os.path.join(out, "index.html"))))
+
+    def test_a_bad_claims_file_is_bad_input_naming_the_file_and_the_claim(self):
+        out = os.path.join(self.dir, "report")
+        claims = self.claims_file(["{metric: fastest_ever, published: 1}"])
+        run = self.render(out, extra=("--claims", claims))
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertRegex(run.stderr, r"^error\[invalid-config\]: ")
+        self.assertIn(f"{claims}: claims[0]: metric must be one of", run.stderr)
+        claims = self.claims_file(["{metric: e2e_s, published: 1, at_most: 2}"])
+        run = self.render(out, extra=("--claims", claims))
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("give exactly one of published, at_most, at_least", run.stderr)
+        run = self.render(out, extra=("--claims", os.path.join(self.dir, "nope.yaml")))
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("nope.yaml: cannot read the claims file", run.stderr)
+
+    def test_the_report_renders_in_headless_chromium(self):
+        """index.html in a real browser: no console errors, every image decoded, every table with rows."""
+        browser = shutil.which("chromium") or shutil.which("chromium-browser")
+        if browser is None:
+            self.skipTest("headless Chromium is not installed (Debian's `chromium`: scripts/install-deps "
+                          "--with-browser, which scripts/test runs): the report was not opened in a browser")
+        out = os.path.join(self.dir, "report")
+        run = self.render(out, extra=("--claims", self.claims_file(["{metric: peak_per_kw_ratio, published: 0.5}"])))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        # A page beside the report loads it in a frame and writes what it finds into its own DOM, which
+        # --dump-dom prints once the frame has loaded (file pages may read each other with
+        # --allow-file-access-from-files).
+        probe = os.path.join(out, "probe.html")
+        with open(probe, "w") as f:
+            f.write("""<!DOCTYPE html><html><body><pre id="result">pending</pre>
+<iframe id="report" src="index.html" style="width:1200px;height:900px"></iframe>
+<script>
+document.getElementById("report").addEventListener("load", () => {
+  const doc = document.getElementById("report").contentDocument;
+  const images = Array.from(doc.images);
+  const result = {
+    images: images.length,
+    broken: images.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.alt),
+    tables: doc.querySelectorAll("table").length,
+    emptyTables: Array.from(doc.querySelectorAll("table")).filter(
+        t => t.tBodies.length === 0 || t.tBodies[0].rows.length === 0 || t.getBoundingClientRect().height === 0).length,
+    firstTable: doc.querySelector("table") ? doc.querySelector("table").rows[0].cells[1].textContent : "",
+    headings: Array.from(doc.querySelectorAll("h2")).map(h => h.textContent),
+  };
+  document.getElementById("result").textContent = "RESULT " + JSON.stringify(result);
+});
+</script></body></html>""")
+        profile = tempfile.mkdtemp(prefix="chromium-profile-", dir=self.dir)
+        run = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                              f"--user-data-dir={profile}", "--allow-file-access-from-files",
+                              "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000",
+                              "--dump-dom", "file://" + probe], capture_output=True, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+        found = re.search(r"RESULT (\{.*?\})</pre>", run.stdout, re.S)
+        self.assertIsNotNone(found, run.stdout[-2000:] + run.stderr[-2000:])
+        result = json.loads(html_unescape(found.group(1)))
+        self.assertGreaterEqual(result["images"], 5)
+        self.assertEqual(result["broken"], [])
+        self.assertGreaterEqual(result["tables"], 3)
+        self.assertEqual(result["emptyTables"], 0)
+        self.assertEqual(result["firstTable"], "Claim")
+        self.assertEqual(result["headings"][:2], ["What was run", "Published claims against the simulation"])
+        # The browser's log (--enable-logging) names no level for console messages; the report has no
+        # script and the probe logs nothing, so any console message (an error, an uncaught exception, a
+        # resource that failed to load) is one too many.
+        console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+        self.assertEqual(console, [], run.stderr[-2000:])
 
     def test_wrong_schema_version_is_bad_input(self):
         data = results()
