@@ -14,6 +14,7 @@
 
 #include "cli/BuildId.h"
 #include "cli/Commands.h"
+#include "cli/CostModel.h"
 #include "cli/Inputs.h"
 #include "cli/MemoryEstimate.h"
 #include "cli/ReportWriter.h"
@@ -572,6 +573,14 @@ int runCommand(const Args& args, std::ostream& out) {
 
   // Everything that can be wrong with the input is checked before elaboration.
   const Inputs inputs = loadInputs(options.inputs, true);
+  if (options.dryRun) {
+    const MemoryEstimate memory = estimateRunMemory(inputs);
+    out << describe(estimateRunCost(inputs, options))
+        << fmt::format("  estimated memory: {} from the start, power timelines at most {}\n",
+                       config::formatQuantity(memory.bytes(), config::dim::kBytes),
+                       config::formatQuantity(memory.timelineBound.bytes, config::dim::kBytes));
+    return kExitOk;
+  }
   // No output replaces a link or a special file, and no two outputs share a file.
   std::vector<std::pair<std::string, std::string>> outputs;
   for (const char* file : {"report.json", "requests.csv", "power.csv"}) {

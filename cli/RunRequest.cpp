@@ -11,8 +11,8 @@ namespace {
 /// Every field, for comparison.
 auto fields(const RunRequest& r) {
   return std::tie(r.inputs.platform, r.inputs.model, r.inputs.scenario, r.inputs.sets, r.out, r.seed, r.timing, r.quiet,
-                  r.verbose, r.exact, r.exactAllChips, r.samplePeriod, r.trace, r.traceStart, r.traceDuration, r.vcd,
-                  r.rtlVcd, r.vcdInterval, r.maxSimTime, r.timeout, r.maxMemory);
+                  r.verbose, r.exact, r.exactAllChips, r.samplePeriod, r.dryRun, r.trace, r.traceStart, r.traceDuration,
+                  r.vcd, r.rtlVcd, r.vcdInterval, r.maxSimTime, r.timeout, r.maxMemory);
 }
 
 }  // namespace
@@ -33,6 +33,9 @@ void RunRequest::addOptions(po::options_description& description) {
       "serving: simulate the first two steps of each steady decode run (the same requests decoding) and then every "
       "N-th in detail; the steps between replay the last detailed one (docs/serving.md#sampled-decode-steps). "
       "1: every step")(
+      "dry-run", po::bool_switch(&dryRun),
+      "check the inputs, then print what the run would simulate and its predicted wall time and memory "
+      "(docs/performance.md#cost-model); run nothing, write nothing")(
       "exact-all-chips", po::bool_switch(&exactAllChips),
       "serving: --exact, and simulate every chip's memory and compute, also on tensor-parallel ranks that provably "
       "repeat their rank 0 (which otherwise mirror it: same results, less wall time)")(
@@ -79,6 +82,7 @@ std::vector<std::string> RunRequest::toArgs() const {
   if (exact) args.emplace_back("--exact");
   if (exactAllChips) args.emplace_back("--exact-all-chips");
   if (samplePeriod != defaults.samplePeriod) appendOption(args, "--sample-period", std::to_string(samplePeriod));
+  if (dryRun) args.emplace_back("--dry-run");
   const auto option = [&args](const char* name, const std::string& value, const std::string& unset) {
     if (value != unset) appendOption(args, name, value);
   };

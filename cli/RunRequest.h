@@ -27,6 +27,7 @@ struct RunRequest {
   bool exact = false;                  ///< simulate every replica (no replica classes)
   bool exactAllChips = false;          ///< and every chip (no mirrored ranks either); implies exact
   int samplePeriod = 16;               ///< steps of a steady decode run per detailed one (1: every step)
+  bool dryRun = false;                 ///< print the run's predicted cost (CostModel.h) and run nothing
   std::string trace;                   ///< Perfetto / Chrome trace file ("": none)
   std::string traceStart = "0 s";      ///< its window's start
   std::string traceDuration = "1 ms";  ///< and length

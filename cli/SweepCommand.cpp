@@ -585,8 +585,8 @@ int reportCommand(const Args& args, std::ostream& out) {
 
   mergeInto(inputs, outDir, merge, out, true);
   out.flush();
-  std::vector<std::string> renderArgs{script, (fs::path(outDir) / "results.json").string(), "--out", outDir,
-                                      "--title", title};
+  std::vector<std::string> renderArgs{script, (fs::path(outDir) / "results.json").string(), "--out", outDir, "--title",
+                                      title};
   for (const std::string& file : claims) renderArgs.insert(renderArgs.end(), {"--claims", file});
   const int code = sweep::runAndWait(python, renderArgs);
   if (code == kExitUsageOrConfigError) return code;  // the renderer said why on stderr

@@ -19,7 +19,8 @@ using config::ErrorKind;
 
 StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
                         ModelShard shard, int batchOverride, double reservedBytes, const RoutingConfig* routingConfig,
-                        uint64_t seed) {
+                        uint64_t seed, uint64_t tokens) {
+  tokens = std::max<uint64_t>(tokens, 1);
   const auto batch = static_cast<uint64_t>(batchOverride >= 0 ? batchOverride : scenario.batch);
   const auto context = static_cast<uint64_t>(scenario.contextLength);
   if (model.family == ModelFamily::kMoe && shard.ep > 1 && shard.expertOwner.empty()) {
@@ -30,20 +31,20 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   }
   const StepPlanner planner(model, chip, shard);
   const int tp = planner.shard().tp;
-  // Each request's KV cache holds context + 1 tokens per layer after the step, requests side by
+  // Each request's KV cache holds context + tokens per layer after the step, requests side by
   // side within a layer's region. As the serving cache (ReplicaBuilder::kvShape), a sliding-window
   // layer keeps only its window where some layers keep every token, and its stream shares their
   // regions.
   using planning::aligned;  // 4 KiB, as the planner places weights
   const uint64_t perToken = planner.kvBytesPerTokenPerLayer();
-  const uint64_t region = aligned(perToken * (context + 1));
+  const uint64_t region = aligned(perToken * (context + tokens));
   const uint32_t windowLayers = planner.kvWindowLayers();
   const uint32_t fullLayers = planner.stageLayers() - windowLayers;
   const bool windowed = windowLayers > 0 && fullLayers > 0;
-  const uint64_t windowTokens = std::min<uint64_t>(context + 1, static_cast<uint64_t>(model.slidingWindow));
+  const uint64_t windowTokens = std::min<uint64_t>(context + tokens, static_cast<uint64_t>(model.slidingWindow));
   const uint64_t requestBytes =
       windowed ? fullLayers * region + windowLayers * aligned(perToken * windowTokens) : planner.stageLayers() * region;
-  const double kvBytes = static_cast<double>(planner.kvBytesFor(context + 1) * batch);
+  const double kvBytes = static_cast<double>(planner.kvBytesFor(context + tokens) * batch);
   const double needed =
       static_cast<double>(planner.kvBase()) + static_cast<double>(requestBytes * batch) + reservedBytes;
   if (needed > chip.hbm.capacityBytes) {
@@ -54,7 +55,7 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
             "> HBM capacity {}",
             model.name, chip.name, tp > 1 ? fmt::format(" (tensor-parallel rank {} of {})", shard.rank, tp) : "",
             config::formatQuantity(planner.weightBytes(), config::dim::kBytes),
-            config::formatQuantity(kvBytes, config::dim::kBytes), batch, context + 1,
+            config::formatQuantity(kvBytes, config::dim::kBytes), batch, context + tokens,
             reservedBytes > 0 ? " + activations " + config::formatQuantity(reservedBytes, config::dim::kBytes) : "",
             config::formatQuantity(needed, config::dim::kBytes),
             config::formatQuantity(chip.hbm.capacityBytes, config::dim::kBytes)));
@@ -63,7 +64,7 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
   step.kvLayerStride = region * batch;
   if (windowed) step.kvLayerRegions = fullLayers;
   for (uint64_t r = 0; r < batch; ++r) {
-    step.sequences.push_back(StepSequence{r + 1, context, 1, true, r * region});
+    step.sequences.push_back(StepSequence{r + 1, context, tokens, true, r * region});
   }
   std::vector<std::vector<uint64_t>> routed;
   if (model.family == ModelFamily::kMoe) {
@@ -74,7 +75,7 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
     for (int l = 0; l < model.layers; ++l) {
       if (!model.isMoeLayer(l)) continue;
       routed[static_cast<std::size_t>(l)].assign(static_cast<uint64_t>(model.routedExperts), 0);
-      routing->route(static_cast<uint32_t>(l), batch, routed[static_cast<std::size_t>(l)]);
+      routing->route(static_cast<uint32_t>(l), batch * tokens, routed[static_cast<std::size_t>(l)]);
     }
     step.expertTokens = &routed;
   }

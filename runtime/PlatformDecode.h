@@ -53,9 +53,11 @@ struct PlatformDecodePlan {
 /// (its file resolved; uniform when null) with `seed`. Throws ConfigError: kDoesNotFit when
 /// weights + KV cache + reservedBytes exceed HBM capacity (with the numbers), as StepPlanner, and
 /// for a routing trace that cannot be read or does not match the model's MoE layers.
+/// `tokens` > 1: each request feeds that many tokens on its context instead of one (a prompt
+/// chunk; the dry run's cost model plans one so).
 StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario, const hw::ChipConfig& chip,
                         ModelShard shard = {}, int batch = -1, double reservedBytes = 0.0,
-                        const RoutingConfig* routing = nullptr, uint64_t seed = 1);
+                        const RoutingConfig* routing = nullptr, uint64_t seed = 1, uint64_t tokens = 1);
 
 /// The shard of `model` tensor-parallel rank `rank` of pipeline stage `stage` holds under
 /// `placement` (experts mapped to ranks by placement.experts when ep > 1). Throws ConfigError for

@@ -130,8 +130,7 @@ std::string ServingEngine::replicaClassesBlocker(const platform::PlatformConfig&
   const auto onOneLeaf = [&](const Replica& r) {
     if (platform.network.topology != platform::Topology::kLeafSpine || !platform.network.leafSpine) return false;
     const int perLeaf = platform.network.leafSpine->chipsPerLeaf;
-    return std::all_of(r.chips.begin(), r.chips.end(),
-                       [&](int c) { return c / perLeaf == r.chips.front() / perLeaf; });
+    return std::all_of(r.chips.begin(), r.chips.end(), [&](int c) { return c / perLeaf == r.chips.front() / perLeaf; });
   };
   const bool ownLeaves = std::all_of(m_set->replicas.begin(), m_set->replicas.end(),
                                      [&](const std::unique_ptr<Replica>& r) { return onOneLeaf(*r); });

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "test/cli/ServingCliFixture.h"
@@ -148,6 +149,33 @@ TEST_F(AccelerationCliTest, AGovernedRunSimulatesEveryStepAndSaysWhy) {
   const nlohmann::json every = serve("every", {"--sample-period", "1"});
   ASSERT_FALSE(every.empty());
   EXPECT_EQ(every["results"]["decode_steps"]["why"], "asked for (--sample-period 1)");
+}
+
+// The dry run checks the inputs, predicts what the run will simulate and cost, and runs nothing.
+TEST_F(AccelerationCliTest, ADryRunPredictsTheRunsCostAndWritesNothing) {
+  const std::string out = dir.file("dry");
+  const ProcessResult r = runScoville(
+      {"run", "--dry-run", "-p", "gb200-nvl72", "-m", "gpt-oss-120b", "-s", "inferencex-8k1k", "--out", out});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a dry run writes nothing";
+  EXPECT_NE(r.out.find("72 chips, 9 replicas; 2 simulated"), std::string::npos) << r.out;  // 64 users: 8 and 7
+  EXPECT_NE(r.out.find("replica classes: yes; decode steps sampled: yes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted wall time:"), std::string::npos);
+  EXPECT_NE(r.out.find("estimated memory:"), std::string::npos);
+  // More work predicts more time: every step simulated on every chip.
+  const auto predicted = [](const std::string& text) {
+    const std::size_t at = text.find("predicted wall time: ");
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + 21));
+  };
+  const ProcessResult exact = runScoville({"run", "--dry-run", "--exact", "-p", "gb200-nvl72", "-m", "gpt-oss-120b",
+                                           "-s", "inferencex-8k1k", "--out", out});
+  ASSERT_EQ(exact.exitCode, 0) << exact.err;
+  EXPECT_NE(exact.out.find("9 simulated"), std::string::npos) << exact.out;
+  EXPECT_GT(predicted(exact.out), 2.0 * predicted(r.out));
+  // Bad input is refused as by a real run.
+  const ProcessResult bad = runScoville({"run", "--dry-run", "-p", "gb200-nvl72", "-m", "no-such-model"});
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.err.find("no-such-model"), std::string::npos) << bad.err;
 }
 
 // Coupled or unpinned load keeps every replica simulated, and the report says why.
