@@ -347,6 +347,15 @@ def section_overview(doc, ctx, title):
              f"Generator: {generator.get('name', 'scoville')} {generator.get('version', MISSING)}"]
     if ctx.comparison:
         items.append(f"Baseline: {ctx.comparison.get('baseline')}; iso-interactivity target: {fmt(ctx.iso)} tok/s/user")
+    # How the points were simulated (docs/serving.md: replica classes, sampled decode steps).
+    modes = [(get(rep, "results", "simulation", "mode"), obj(get(rep, "results", "decode_steps"))) for rep in ctx.reports]
+    classes = sum(1 for mode, _ in modes if mode == "replica_classes")
+    sampled = [d for _, d in modes if d.get("mode") == "sampled"]
+    if classes or sampled:
+        bound = max((number(get(d, "error_bound_95", "busy_time")) or 0.0 for d in sampled), default=0.0)
+        items.append(f"Simulation: replica classes on {plural(classes, 'point')}; decode steps sampled on "
+                     f"{plural(len(sampled), 'point')} (largest 95% bound on a point's step time error: "
+                     f"{fmt(bound, 100)}%)")
     doc.add("h", 1, title)
     doc.add("h", 2, "What was run")
     doc.add("list", items)

@@ -268,10 +268,18 @@ class ScovilleReportTest(unittest.TestCase):
             "{metric: max_sustained_w, series: subject, window_s: 0.01, at_most: 250}",  # 300 W: missed
             "{metric: interactive_per_kw_ratio, published: [2.1, 4.1]}",  # beta never reaches 200: n/a
         ])
+        # One point was simulated with replica classes and sampled decode steps: the overview says so.
+        path = os.path.join(self.dir, "points", "alpha-c1", "report.json")
+        point = json.loads(self.read(path))
+        point["results"]["simulation"] = {"mode": "replica_classes"}
+        point["results"]["decode_steps"] = {"mode": "sampled", "error_bound_95": {"busy_time": 0.0005}}
+        self.write(path, point)
         out = os.path.join(self.dir, "report")
         run = self.render(out, extra=("--claims", claims))
         self.assertEqual(run.returncode, 0, run.stderr)
         markdown = self.read(os.path.join(out, "report.md"))
+        self.assertIn("Simulation: replica classes on 1 point; decode steps sampled on 1 point (largest 95% bound on "
+                      "a point's step time error: 0.0500%)", markdown)
         headings = re.findall(r"^## (.+)$", markdown, re.M)
         self.assertEqual(headings[:3], ["What was run", "Published claims against the simulation",
                                         "Platforms side by side"])
