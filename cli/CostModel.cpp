@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/ConfigError.h"
 #include "runtime/PlatformDecode.h"
 #include "workloads/ReplicaClasses.h"
 
@@ -109,8 +110,26 @@ CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request) {
   // One chip's tiles in a representative decode step (uniform routing).
   const hw::ChipConfig& chip = platform.chipConfig(0);
   const workload::ModelShard shard = runtime::shardFor(placement, inputs.model, 0, 0);
-  e.tilesPerStep = static_cast<double>(
-      runtime::planDecodeStep(inputs.model, step, chip, shard, batch, placement.activationBytes).ops.size());
+  // A replica whose users' KV does not fit at once runs fewer of them (the others queue): halve the
+  // representative batch until it fits, as far as one request (which must, or the run fails too).
+  const int wanted = batch;
+  for (;;) {
+    try {
+      e.tilesPerStep = static_cast<double>(
+          runtime::planDecodeStep(inputs.model, step, chip, shard, batch, placement.activationBytes).ops.size());
+      break;
+    } catch (const config::ConfigError& error) {
+      if (error.kind() != config::ErrorKind::kDoesNotFit || batch <= 1) throw;
+      batch = std::max(1, batch / 2);
+      step.batch = batch;
+    }
+  }
+  if (batch < wanted) {  // the same decode tokens in smaller steps
+    const double more = static_cast<double>(wanted) / batch;
+    e.steps = e.promptSteps + (e.steps - e.promptSteps) * more;
+    e.detailedSteps *= more;
+    e.replayedSteps *= more;
+  }
   if (e.promptSteps > 0) {
     // One prompt chunk on an empty context, beside the decodes of the other users.
     workload::ScenarioConfig prompt = step;

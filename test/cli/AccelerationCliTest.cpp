@@ -172,6 +172,11 @@ TEST_F(AccelerationCliTest, ADryRunPredictsTheRunsCostAndWritesNothing) {
   ASSERT_EQ(exact.exitCode, 0) << exact.err;
   EXPECT_NE(exact.out.find("9 simulated"), std::string::npos) << exact.out;
   EXPECT_GT(predicted(exact.out), 2.0 * predicted(r.out));
+  // 256 users whose KV the replica cannot hold at once: the real run queues some, the dry run too.
+  const ProcessResult queued = runScoville({"run", "--dry-run", "-p", "jalapeno-8", "-m", "kimi-k2.5-fp8", "-s",
+                                            "inferencex-8k1k", "--set", "scenario.load.concurrency=256"});
+  EXPECT_EQ(queued.exitCode, 0) << queued.err;
+  EXPECT_NE(queued.out.find("predicted wall time:"), std::string::npos) << queued.out;
   // Bad input is refused as by a real run.
   const ProcessResult bad = runScoville({"run", "--dry-run", "-p", "gb200-nvl72", "-m", "no-such-model"});
   EXPECT_EQ(bad.exitCode, 2);
