@@ -123,14 +123,24 @@ nlohmann::ordered_json cosimSummary(const platform::PlatformConfig& config, cons
   return chips;
 }
 
-/// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
-/// peak, and its collective bytes at the chip's fabric injection rate.
 /// Whether a serving run samples its decode steps: the period (0: it does not) and why not.
 struct SamplingRequest {
   int period = 0;
   std::string off;
 };
 
+/// Sampled decode steps (runtime/StepSampler.h), unless every step must be simulated: asked for,
+/// or a trace, waveforms or the RTL co-simulation want every transaction.
+SamplingRequest samplingRequest(const RunRequest& options, bool traced, bool cosim) {
+  if (options.exact || options.exactAllChips) return {0, "asked for (--exact)"};
+  if (options.samplePeriod < 2) return {0, "asked for (--sample-period 1)"};
+  if (traced) return {0, "a trace or waveforms record every step's transactions"};
+  if (cosim) return {0, "the RTL co-simulation runs every step's GEMMs"};
+  return {options.samplePeriod, ""};
+}
+
+/// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
+/// peak, and its collective bytes at the chip's fabric injection rate.
 struct ChipBounds {
   double memory = 0.0;
   double compute = 0.0;
@@ -419,18 +429,7 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
     }
     if (!failures.empty()) throw SimulationError("RTL co-simulation failed:" + failures);
   };
-  // Sampled decode steps (runtime/StepSampler.h), unless every step must be simulated: asked for,
-  // or a trace or the RTL co-simulation wants every transaction.
-  SamplingRequest sampling{options.exact || options.exactAllChips ? 0 : options.samplePeriod, ""};
-  if (options.exact || options.exactAllChips) {
-    sampling.off = "asked for (--exact)";
-  } else if (options.samplePeriod < 2) {
-    sampling = {0, "asked for (--sample-period 1)"};
-  } else if (trace || waveforms) {
-    sampling = {0, "a trace or waveforms record every step's transactions"};
-  } else if (cosim) {
-    sampling = {0, "the RTL co-simulation runs every step's GEMMs"};
-  }
+  const SamplingRequest sampling = samplingRequest(options, trace || waveforms, cosim);
   std::vector<workload::RequestRecord> records;  // serving: every request, for the waveforms
   nlohmann::ordered_json stats = {{platform.stats().name(), platform.stats().toJson()}};
   std::optional<power::PowerMonitor::ServingWindow> window;  // a serving run's measurement window

@@ -35,10 +35,7 @@ void ReplicaRunner::run() {
       continue;
     }
     std::vector<std::shared_ptr<const StepPlan>> plans = planStep(r, batch);
-    const double stall = preparePhase(r, batch, plans);
-    if (stall > 0.0) sc_core::wait(sc_core::sc_time(stall, sc_core::SC_SEC));
-    r.phase->started();
-    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    const sc_core::sc_time start = beginStep(r, batch, plans);
     if (m_sampler) m_sampler->detailedStarted(plans);
     postStep(r, std::move(plans));
     if (!awaitStep({&r})) return;
@@ -51,19 +48,18 @@ void ReplicaRunner::sample(int period, platform::Platform& platform) {
   m_sampler = std::make_unique<StepSampler>(period, m_run.set.at(m_replica), platform);
 }
 
-void ReplicaRunner::replayStep(Replica& r, const StepBatch& batch) {
-  const std::vector<std::shared_ptr<const StepPlan>>& plans = m_sampler->plans();
+sc_core::sc_time ReplicaRunner::beginStep(Replica& r, const StepBatch& batch,
+                                          const std::vector<std::shared_ptr<const StepPlan>>& plans) {
   const double stall = preparePhase(r, batch, plans);
   if (stall > 0.0) sc_core::wait(sc_core::sc_time(stall, sc_core::SC_SEC));
   r.phase->started();
-  const sc_core::sc_time start = sc_core::sc_time_stamp();
-  for (const auto& plan : plans) {  // as postStep counts a step
-    r.stats.bytes += plan->bytesMoved;
-    r.stats.flops += plan->flops;
-    r.stats.collectiveBytes += plan->collectiveBytes;
-    r.stats.remoteKvBytes += plan->remoteKvBytes;
-    r.stats.hostKvBytes += plan->hostKvBytes;
-  }
+  return sc_core::sc_time_stamp();
+}
+
+void ReplicaRunner::replayStep(Replica& r, const StepBatch& batch) {
+  const std::vector<std::shared_ptr<const StepPlan>>& plans = m_sampler->plans();
+  const sc_core::sc_time start = beginStep(r, batch, plans);
+  countStep(r, plans);  // as postStep counts a step
   sc_core::wait(m_sampler->stepTime());
   m_sampler->replayed(start);
   finishStep(r, batch, start, &m_sampler->recordedStart());
@@ -147,14 +143,20 @@ double StepRunner::preparePhase(Replica& r, const StepBatch& batch,
   return r.phase->prepare(prefill ? StepPhase::kPrefill : StepPhase::kDecode, simulated);
 }
 
+void StepRunner::countStep(Replica& r, const std::vector<std::shared_ptr<const StepPlan>>& plans) {
+  for (const auto& plan : plans) {
+    r.stats.bytes += plan->bytesMoved;
+    r.stats.flops += plan->flops;
+    r.stats.collectiveBytes += plan->collectiveBytes;
+    r.stats.remoteKvBytes += plan->remoteKvBytes;
+    r.stats.hostKvBytes += plan->hostKvBytes;
+  }
+}
+
 void StepRunner::postStep(Replica& r, std::vector<std::shared_ptr<const StepPlan>> plans) {
+  countStep(r, plans);
   for (std::size_t c = 0; c < r.drivers.size(); ++c) {
     const StepDriver* leader = r.mirrors[c] ? r.drivers[r.leaderOf[c]].get() : nullptr;
-    r.stats.bytes += plans[c]->bytesMoved;
-    r.stats.flops += plans[c]->flops;
-    r.stats.collectiveBytes += plans[c]->collectiveBytes;
-    r.stats.remoteKvBytes += plans[c]->remoteKvBytes;
-    r.stats.hostKvBytes += plans[c]->hostKvBytes;
     r.drivers[c]->post(std::move(plans[c]), leader);
   }
 }

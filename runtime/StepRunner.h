@@ -63,7 +63,9 @@ class StepRunner {
   /// the caller waits before posting.
   double preparePhase(Replica& r, const workload::StepBatch& batch,
                       const std::vector<std::shared_ptr<const workload::StepPlan>>& plans);
-  /// Posts `plans` (from planStep) to the drivers of `r`.
+  /// Adds a step of `plans` (one per chip of `r`) to r's byte and FLOP statistics.
+  void countStep(Replica& r, const std::vector<std::shared_ptr<const workload::StepPlan>>& plans);
+  /// Posts `plans` (from planStep) to the drivers of `r`, counting them (countStep).
   void postStep(Replica& r, std::vector<std::shared_ptr<const workload::StepPlan>> plans);
   /// Waits until every driver of `replicas` finished its step; false (run stopped, error set)
   /// when one failed.
@@ -86,6 +88,10 @@ class ReplicaRunner : public StepRunner {
   const SamplingSummary* sampling() const override { return m_sampler ? &m_sampler->summary() : nullptr; }
 
  private:
+  /// Applies the phase policy's setting for the step (waiting the stall its change costs) and
+  /// tells the phase controller the step starts; returns when it does.
+  sc_core::sc_time beginStep(Replica& r, const workload::StepBatch& batch,
+                             const std::vector<std::shared_ptr<const workload::StepPlan>>& plans);
   /// A step the sampler replays: its time, then its recorded activity.
   void replayStep(Replica& r, const workload::StepBatch& batch);
 
