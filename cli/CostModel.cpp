@@ -39,7 +39,7 @@ nlohmann::ordered_json CostEstimate::features() const {
           {"replayed_steps", replayedSteps * simulatedReplicas}};
 }
 
-CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request) {
+CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request, int samplePeriod) {
   using workload::LoadKind;
   const platform::PlatformConfig& platform = inputs.platform;
   const platform::PlacementConfig& placement = platform.placement;
@@ -92,14 +92,12 @@ CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request) {
     e.steps = decodeSteps + e.promptSteps;
     // Sampled decode steps: every request that joins or leaves starts a new steady run, whose first
     // two steps and each period's last two are simulated (runtime/StepSampler.h).
-    const bool sampling = !request.exact && !request.exactAllChips && request.samplePeriod >= 2 &&
-                          request.trace.empty() && request.vcd.empty();
     e.detailedSteps = decodeSteps;
-    if (sampling) {
+    if (samplePeriod >= 2) {
       e.sampled = true;
       const double runs = std::max(1.0, e.requestsPerReplica);
       const double length = decodeSteps / runs;
-      const double perRun = std::min(length, 2.0 + 2.0 * std::floor(length / request.samplePeriod));
+      const double perRun = std::min(length, 2.0 + 2.0 * std::floor(length / samplePeriod));
       e.detailedSteps = runs * perRun;
       e.replayedSteps = decodeSteps - e.detailedSteps;
     }

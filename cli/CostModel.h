@@ -50,9 +50,10 @@ struct CostEstimate {
   nlohmann::ordered_json features() const;
 };
 
-/// The prediction for `inputs` run as `request` asks. Throws config::ConfigError where planning
-/// the representative step does (a model that does not split or fit).
-CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request);
+/// The prediction for `inputs` run as `request` asks, its decode steps sampled at `samplePeriod`
+/// (samplingRequest(); 0: every step simulated). Throws config::ConfigError where planning the
+/// representative step does (a model that does not split or fit).
+CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request, int samplePeriod);
 
 /// The estimate as the dry run prints it.
 std::string describe(const CostEstimate& estimate);

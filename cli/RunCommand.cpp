@@ -123,22 +123,6 @@ nlohmann::ordered_json cosimSummary(const platform::PlatformConfig& config, cons
   return chips;
 }
 
-/// Whether a serving run samples its decode steps: the period (0: it does not) and why not.
-struct SamplingRequest {
-  int period = 0;
-  std::string off;
-};
-
-/// Sampled decode steps (runtime/StepSampler.h), unless every step must be simulated: asked for,
-/// or a trace, waveforms or the RTL co-simulation want every transaction.
-SamplingRequest samplingRequest(const RunRequest& options, bool traced, bool cosim) {
-  if (options.exact || options.exactAllChips) return {0, "asked for (--exact)"};
-  if (options.samplePeriod < 2) return {0, "asked for (--sample-period 1)"};
-  if (traced) return {0, "a trace or waveforms record every step's transactions"};
-  if (cosim) return {0, "the RTL co-simulation runs every step's GEMMs"};
-  return {options.samplePeriod, ""};
-}
-
 /// Lower bounds of one chip's part of the step: its bytes at HBM peak, its FLOPs at tensor-core
 /// peak, and its collective bytes at the chip's fabric injection rate.
 struct ChipBounds {
@@ -574,7 +558,8 @@ int runCommand(const Args& args, std::ostream& out) {
   const Inputs inputs = loadInputs(options.inputs, true);
   if (options.dryRun) {
     const MemoryEstimate memory = estimateRunMemory(inputs);
-    out << describe(estimateRunCost(inputs, options))
+    const bool traced = !options.trace.empty() || !options.vcd.empty();
+    out << describe(estimateRunCost(inputs, options, samplingRequest(options, traced, usesRtl(inputs.platform)).period))
         << fmt::format("  estimated memory: {} from the start, power timelines at most {}\n",
                        config::formatQuantity(memory.bytes(), config::dim::kBytes),
                        config::formatQuantity(memory.timelineBound.bytes, config::dim::kBytes));

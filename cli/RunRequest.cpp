@@ -119,4 +119,12 @@ bool RunRequest::operator==(const RunRequest& other) const {
   return fields(*this) == fields(other);
 }
 
+SamplingRequest samplingRequest(const RunRequest& options, bool traced, bool cosim) {
+  if (options.exact || options.exactAllChips) return {0, "asked for (--exact)"};
+  if (options.samplePeriod < 2) return {0, "asked for (--sample-period 1)"};
+  if (traced) return {0, "a trace or waveforms record every step's transactions"};
+  if (cosim) return {0, "the RTL co-simulation runs every step's GEMMs"};
+  return {options.samplePeriod, ""};
+}
+
 }  // namespace scoville::cli

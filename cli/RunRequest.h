@@ -61,4 +61,15 @@ struct RunRequest {
   bool operator!=(const RunRequest& other) const { return !(*this == other); }
 };
 
+/// Whether a serving run samples its decode steps: the period (0: it does not) and why not.
+struct SamplingRequest {
+  int period = 0;
+  std::string off;
+};
+
+/// Sampled decode steps (runtime/StepSampler.h) at `options`' period, unless every step must be
+/// simulated: asked for, or a trace or waveforms (`traced`) or the RTL co-simulation (`cosim`) want
+/// every transaction.
+SamplingRequest samplingRequest(const RunRequest& options, bool traced, bool cosim);
+
 }  // namespace scoville::cli
