@@ -387,7 +387,9 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
                                           {"mixed_input_efficiency", stack->mixedInputEfficiency},
                                           {"collective_latency_s", stack->collectiveLatencyS},
                                           {"step_overhead_s", stack->stepOverheadS},
-                                          {"kernel_launch_s", stack->kernelLaunchS}};
+                                          {"kernel_launch_s", stack->kernelLaunchS},
+                                          {"request_overhead_s", stack->requestOverheadS},
+                                          {"request_overhead_per_token_s", stack->requestOverheadPerTokenS}};
   } else {
     report["inputs"]["software_stack"] = nullptr;
   }

@@ -57,6 +57,9 @@ RunReport RunReport::fromJson(const nlohmann::json& report) {
   r.inferenceX.tpot = statistics(ix, "tpot");
   r.inferenceX.e2el = statistics(ix, "e2el");
   r.inferenceX.intvty = statistics(ix, "intvty");
+  const nlohmann::json* window = find(report, {"results", "metrics", "throughput_per_chip_tok_per_s"});
+  r.windowOutputTputPerGpu = number(window, "output");
+  r.windowTputPerGpu = number(window, "total");
   r.averagePowerPerChipW = number(find(report, {"power", "serving", "average_power_per_chip_w"}));
   return r;
 }

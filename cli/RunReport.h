@@ -35,7 +35,11 @@ struct InferenceXMetrics {
 /// is left empty.
 struct RunReport {
   std::string kind;              ///< results.kind: serving or decode_step ("" when absent)
-  InferenceXMetrics inferenceX;  ///< serving: results.metrics.inferencex
+  InferenceXMetrics inferenceX;  ///< serving: results.metrics.inferencex (throughput per request)
+  /// Serving: the steady-state rates inside the measurement window, tokens/s per chip
+  /// (results.metrics.throughput_per_chip_tok_per_s output and total).
+  std::optional<double> windowOutputTputPerGpu;
+  std::optional<double> windowTputPerGpu;
   /// Serving with a power model: average power per chip over the measurement window, W
   /// (power.serving.average_power_per_chip_w).
   std::optional<double> averagePowerPerChipW;

@@ -87,6 +87,7 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
   load["random_range_ratio"] = scenario.randomRangeRatio;
   load["turns"] = scenario.multiTurn.turns;
   load["warmup_requests"] = scenario.warmup();
+  load["warmup_barrier"] = scenario.warmupBarrier;
   load["measured_requests"] = scenario.requests;
   load["sent_requests"] = engine.records().size();
 
@@ -360,9 +361,13 @@ void printServingSummary(std::ostream& out, const std::string& model, const plat
                      1e3 * ix["median_tpot"].get<double>(), 1e3 * ix["p99_tpot"].get<double>(),
                      ix["median_intvty"].get<double>());
   out << fmt::format("  end-to-end           median {:.3f} s\n", ix["median_e2el"].get<double>());
-  out << fmt::format("  throughput per chip  {:.0f} tok/s total, {:.0f} tok/s output  ({:.0f} tok/s per kW)\n",
-                     ix["tput_per_gpu"].get<double>(), ix["output_tput_per_gpu"].get<double>(),
-                     ix["tput_per_kw"].get<double>());
+  // The steady-state rate sweeps and fronts use, then InferenceX's per-request count of the same window.
+  const auto& perChip = m["throughput_per_chip_tok_per_s"];
+  out << fmt::format(
+      "  throughput per chip  {:.0f} tok/s total, {:.0f} tok/s output  ({:.0f} tok/s per kW); "
+      "per request {:.0f} tok/s\n",
+      perChip["total"].get<double>(), perChip["output"].get<double>(),
+      m["throughput_per_kw_tok_per_s"]["total"].get<double>(), ix["tput_per_gpu"].get<double>());
   out << "report: " << reportPath << "\n";
 }
 

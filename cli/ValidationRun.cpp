@@ -27,14 +27,16 @@ RunRequest validationRunRequest(const workload::ValidationPoint& p, const std::s
   return request;
 }
 
-std::optional<double> simulatedMetric(const RunReport& report, const workload::MeasuredMetric& m) {
+std::optional<double> simulatedMetric(const RunReport& report, const workload::MeasuredMetric& m,
+                                      workload::ThroughputAccounting accounting) {
   using workload::ValidationMetric;
+  const bool window = accounting == workload::ThroughputAccounting::kWindow;
   const bool mean = m.statistic == "mean";  // median when empty
   const auto pick = [mean](const InferenceXMetrics::Statistics& s) { return mean ? s.mean : s.median; };
   const InferenceXMetrics& ix = report.inferenceX;
   switch (m.metric) {
-    case ValidationMetric::kOutputThroughputPerGpu: return ix.outputTputPerGpu;
-    case ValidationMetric::kThroughputPerGpu: return ix.tputPerGpu;
+    case ValidationMetric::kOutputThroughputPerGpu: return window ? report.windowOutputTputPerGpu : ix.outputTputPerGpu;
+    case ValidationMetric::kThroughputPerGpu: return window ? report.windowTputPerGpu : ix.tputPerGpu;
     case ValidationMetric::kTpot: return pick(ix.tpot);
     case ValidationMetric::kTtft: return pick(ix.ttft);
     case ValidationMetric::kE2el: return pick(ix.e2el);

@@ -20,7 +20,9 @@ RunRequest validationRunRequest(const workload::ValidationPoint& point, const st
 
 /// The simulated value of `metric` (its `statistic`, median when empty, for latencies and
 /// interactivity) in `report`, in SI units; nothing when the report lacks it (a decode-step
-/// report, or power without a power model).
-std::optional<double> simulatedMetric(const RunReport& report, const workload::MeasuredMetric& metric);
+/// report, or power without a power model). Throughput metrics are counted as `accounting` says.
+std::optional<double> simulatedMetric(
+    const RunReport& report, const workload::MeasuredMetric& metric,
+    workload::ThroughputAccounting accounting = workload::ThroughputAccounting::kPerRequest);
 
 }  // namespace scoville::cli

@@ -56,7 +56,12 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
   m_router = std::make_unique<RequestRouter>(std::move(entries), m_set->decoders(), warmup, measured);
   if (m_classes) m_router->setMirrors(m_classes->leaderOf);
   m_statistics = std::make_unique<StepStatistics>(m_model, *m_set);
-  m_frontEnd = std::make_unique<ServingFrontEnd>(*m_set, *m_load, *m_router, *m_status);
+  FrontEndPolicy frontEnd{warmup, scenario.warmupBarrier, 0.0, 0.0};
+  if (scenario.stack) {
+    frontEnd.requestOverheadS = scenario.stack->requestOverheadS;
+    frontEnd.requestOverheadPerTokenS = scenario.stack->requestOverheadPerTokenS;
+  }
+  m_frontEnd = std::make_unique<ServingFrontEnd>(*m_set, *m_load, *m_router, *m_status, frontEnd);
   const RunnerContext context{*m_set, m_model, m_scenario, *m_frontEnd, *m_statistics, *m_status};
   if (m_set->expertsAcross) {
     if (samplePeriod >= 2) m_samplingBlocker = "the experts are spread over the replicas, which step together";

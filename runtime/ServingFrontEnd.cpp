@@ -1,5 +1,6 @@
 #include "runtime/ServingFrontEnd.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -22,11 +23,47 @@ void ServingFrontEnd::start() {
 void ServingFrontEnd::send(const Arrival& a) {
   if (completed()) return;
   const int replica = m_router.admit(a, sc_core::sc_time_stamp().to_seconds());
-  Replica& r = m_set.at(replica);
+  const Replica& r = m_set.at(replica);
   // The prefill pool only produces the first token; the rest is decoded after the KV moved.
-  r.scheduler->submit(ServingRequest{a.id, a.inputTokens, r.role == ReplicaRole::kPrefill ? 1 : a.outputTokens, false});
+  const ServingRequest request{a.id, a.inputTokens, r.role == ReplicaRole::kPrefill ? 1 : a.outputTokens, false};
+  const double delay = m_policy.delayOf(a.inputTokens);
+  if (delay <= 0.0) {
+    submit(replica, request);
+    return;
+  }
+  sc_core::sc_spawn(
+      [this, replica, request, delay] {
+        sc_core::wait(sc_core::sc_time(delay, sc_core::SC_SEC));
+        if (!m_status.failed() && !completed()) submit(replica, request);
+      },
+      sc_core::sc_gen_unique_name("front_end"));
+}
+
+void ServingFrontEnd::submit(int replica, const ServingRequest& request) {
+  Replica& r = m_set.at(replica);
+  r.scheduler->submit(request);
   r.work.notify(sc_core::SC_ZERO_TIME);
   m_anyWork.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ServingFrontEnd::nextOf(int user, uint64_t finished, double now) {
+  if (!m_policy.warmupBarrier || finished > m_policy.warmup) {
+    send(m_load.next(user, now));
+    return;
+  }
+  // A warm-up request finished: the user sends another warm-up request while any is left to
+  // send, else waits; the last warm-up to finish releases every waiting user, in user order.
+  ++m_warmupsFinished;
+  if (m_load.sent() < m_policy.warmup) {
+    send(m_load.next(user, now));
+    return;
+  }
+  m_held.push_back(user);
+  if (m_warmupsFinished < m_policy.warmup) return;
+  std::vector<int> held;
+  held.swap(m_held);
+  std::sort(held.begin(), held.end());
+  for (const int u : held) send(m_load.next(u, now));
 }
 
 void ServingFrontEnd::openLoopSource() {
@@ -57,7 +94,7 @@ void ServingFrontEnd::stepDone(Replica& r, const std::vector<StepOutcome>& outco
     // flight finish and every thread leaves its loop (no sc_stop: threads stopped mid-wait would
     // never unwind their stacks), so the simulation ends when nothing is left to do.
     m_router.finished(o.request, now, o.preemptions);
-    if (record.user >= 0 && !completed()) send(m_load.next(record.user, now));
+    if (record.user >= 0 && !completed()) nextOf(record.user, o.request, now);
   }
 }
 

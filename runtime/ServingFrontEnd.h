@@ -3,12 +3,14 @@
 // over. RequestRouter (workloads/) decides where each request goes and keeps the records; this
 // class does it in simulated time.
 //
-// Closed loop: each finished request makes its user send the next at once. Open loop: a source
-// thread sends the requests at their arrival times. A request is submitted to its replica's
-// scheduler and wakes the replica's runner. Under disaggregation the prefill pool produces only
-// the first token; the prompt's KV then moves, every rank to the same rank of a decode replica
-// over the fabric, and the decode replica produces the rest. After the last measured request
-// nothing new is sent; steps and transfers in flight finish.
+// Closed loop: each finished request makes its user send the next at once; with a warm-up
+// barrier, the users hold their first measured request until every warm-up request finished, then
+// all send at once. Open loop: a source thread sends the requests at their arrival times. A sent
+// request reaches its replica's scheduler after the front end's per-request time (the software
+// stack's request_overhead and request_overhead_per_token); TTFT and E2E count from the send. A request is submitted to
+// its replica's scheduler and wakes the replica's runner. Under disaggregation the prefill pool produces only the first
+// token; the prompt's KV then moves, every rank to the same rank of a decode replica over the fabric, and the decode
+// replica produces the rest. After the last measured request nothing new is sent; steps and transfers in flight finish.
 
 #include <cstdint>
 #include <systemc>
@@ -21,10 +23,23 @@
 
 namespace scoville::runtime {
 
+/// How the front end paces requests: the warm-up phase and its per-request time.
+struct FrontEndPolicy {
+  uint64_t warmup = 0;         ///< warm-up requests (the first sent)
+  bool warmupBarrier = false;  ///< closed loop: measured requests wait for every warm-up to finish
+  double requestOverheadS = 0.0;
+  double requestOverheadPerTokenS = 0.0;
+  /// The time from sending a request of `inputTokens` prompt tokens to its arrival at the scheduler.
+  double delayOf(uint64_t inputTokens) const {
+    return requestOverheadS + requestOverheadPerTokenS * static_cast<double>(inputTokens);
+  }
+};
+
 class ServingFrontEnd {
  public:
-  ServingFrontEnd(ReplicaSet& set, workload::LoadGenerator& load, workload::RequestRouter& router, RunStatus& status)
-      : m_set(set), m_load(load), m_router(router), m_status(status) {}
+  ServingFrontEnd(ReplicaSet& set, workload::LoadGenerator& load, workload::RequestRouter& router, RunStatus& status,
+                  FrontEndPolicy policy = {})
+      : m_set(set), m_load(load), m_router(router), m_status(status), m_policy(policy) {}
 
   /// Spawns the load's thread: the closed loop's users, or the open loop's source.
   void start();
@@ -43,6 +58,11 @@ class ServingFrontEnd {
 
  private:
   void send(const workload::Arrival& arrival);
+  /// Queues request `request` at replica `replica`'s scheduler (after the front end's time).
+  void submit(int replica, const workload::ServingRequest& request);
+  /// Closed loop: user `user`'s request finished at `now`; sends its next one, or holds it at the
+  /// warm-up barrier.
+  void nextOf(int user, uint64_t finished, double now);
   void openLoopSource();
   /// Moves request `id`'s prompt KV from prefill replica `from` to decode replica `to` (every
   /// rank to the same rank), then queues it there.
@@ -52,6 +72,9 @@ class ServingFrontEnd {
   workload::LoadGenerator& m_load;
   workload::RequestRouter& m_router;
   RunStatus& m_status;
+  FrontEndPolicy m_policy;
+  uint64_t m_warmupsFinished = 0;
+  std::vector<int> m_held;  ///< users waiting at the warm-up barrier
   sc_core::sc_event m_anyWork;
   uint64_t m_kvTransfers = 0;
   double m_kvTransferBytes = 0.0;

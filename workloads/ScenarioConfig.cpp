@@ -223,6 +223,10 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                    "for closed_loop, 0 otherwise")
           .integer("requests", &ScenarioConfig::requests, optional("0"), between(0, 1 << 24),
                    "serving: measured requests after the warm-up (the load keeps running until they finish)")
+          .flag("warmup_barrier", &ScenarioConfig::warmupBarrier, optional("false"),
+                "serving, closed_loop: the measured requests start once every warm-up request has finished, "
+                "every user at once (a benchmark's separate warm-up phase, as InferenceX's --num-warmups); false: "
+                "each user goes on from its warm-up without a pause")
           .child("scheduler", &ScenarioConfig::scheduler, SchedulerConfig::schema(), optional("{}"),
                  "serving: batching limits")
           .child("routing", &ScenarioConfig::routing, RoutingConfig::schema(), optional("{impl: uniform}"),
@@ -239,8 +243,9 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
               "output_tokens and requests and no decode_step keys",
               [](const ScenarioConfig& c, const Node& n) {
                 const bool step = c.kind == ScenarioKind::kDecodeStep;
-                for (const char* key : {"load", "input_tokens", "output_tokens", "random_range_ratio",
-                                        "warmup_requests", "requests", "scheduler", "multi_turn", "serving"}) {
+                for (const char* key :
+                     {"load", "input_tokens", "output_tokens", "random_range_ratio", "warmup_requests", "requests",
+                      "warmup_barrier", "scheduler", "multi_turn", "serving"}) {
                   rejectUnless(n, !step, key, "is a serving key (kind is decode_step)");
                 }
                 for (const char* key : {"batch", "context_length"}) {
@@ -263,6 +268,13 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                                       n.path(), key, c.recordedRequests(), c.warmup(), c.requests, c.outputTokens,
                                       c.requestRecordBytes() / (1024.0 * 1024 * 1024),
                                       ScenarioConfig::kMaxRequestRecordBytes / (1024.0 * 1024 * 1024)));
+                }
+                if (c.warmupBarrier && c.load.impl != LoadKind::kClosedLoop) {
+                  const Node at = n.at("warmup_barrier");
+                  at.fail(ErrorKind::kInvalidConfig,
+                          fmt::format("'{}': a warm-up barrier needs closed_loop load (open-loop arrivals keep "
+                                      "their times)",
+                                      at.path()));
                 }
                 if (c.multiTurn.turns > 1 && c.load.impl != LoadKind::kClosedLoop) {
                   const Node at = n.at("multi_turn");

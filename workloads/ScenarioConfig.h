@@ -108,6 +108,9 @@ struct ScenarioConfig {
   double randomRangeRatio = 1.0;  ///< lengths drawn uniformly from [ratio x L, L]
   int warmupRequests = -1;        ///< first requests left out of the metrics (-1: closed loop concurrency, else 0)
   int requests = 0;               ///< measured requests
+  /// Closed loop: the measured requests start only once every warm-up request has finished, all
+  /// users at once, as a benchmark with a warm-up phase runs them (InferenceX's --num-warmups).
+  bool warmupBarrier = false;
   SchedulerConfig scheduler;
   RoutingConfig routing;
   MultiTurnConfig multiTurn;

@@ -126,6 +126,8 @@ ServingMetrics computeServingMetrics(const std::vector<RequestRecord>& records, 
 
     if (!r.measured) continue;
     ++m.requests;
+    m.completedInputTokens += r.inputTokens;
+    m.completedOutputTokens += r.outputTokens;
     ttft.push_back(r.firstToken - r.arrival);
     e2el.push_back(r.finish - r.arrival);
     if (r.outputTokens > 1) tpot.push_back((r.finish - r.firstToken) / static_cast<double>(r.outputTokens - 1));
@@ -143,6 +145,10 @@ ServingMetrics computeServingMetrics(const std::vector<RequestRecord>& records, 
   m.outputThroughput = ratio(static_cast<double>(m.outputTokensInWindow), duration);
   m.totalThroughput = ratio(static_cast<double>(m.inputTokensInWindow + m.outputTokensInWindow), duration);
   m.requestThroughput = ratio(static_cast<double>(m.requestsFinishedInWindow), duration);
+  m.completedInputThroughput = ratio(static_cast<double>(m.completedInputTokens), duration);
+  m.completedOutputThroughput = ratio(static_cast<double>(m.completedOutputTokens), duration);
+  m.completedTotalThroughput = ratio(static_cast<double>(m.completedInputTokens + m.completedOutputTokens), duration);
+  m.completedRequestThroughput = ratio(static_cast<double>(m.requests), duration);
   return m;
 }
 
@@ -178,6 +184,12 @@ nlohmann::ordered_json servingMetricsJson(const ServingMetrics& m, int chips, do
   j["throughput_per_kw_tok_per_s"] =
       rates(perKw(m.inputThroughput), perKw(m.outputThroughput), perKw(m.totalThroughput));
   j["request_throughput_req_per_s"] = m.requestThroughput;
+  j["completed_tokens"] = {{"input", m.completedInputTokens}, {"output", m.completedOutputTokens}};
+  j["completed_throughput_tok_per_s"] =
+      rates(m.completedInputThroughput, m.completedOutputThroughput, m.completedTotalThroughput);
+  j["completed_throughput_per_chip_tok_per_s"] = rates(
+      perChip(m.completedInputThroughput), perChip(m.completedOutputThroughput), perChip(m.completedTotalThroughput));
+  j["completed_request_throughput_req_per_s"] = m.completedRequestThroughput;
 
   nlohmann::ordered_json ix;
   addBenchmarkStats(ix, "ttft", "", m.ttft, 1.0);
@@ -190,20 +202,24 @@ nlohmann::ordered_json servingMetricsJson(const ServingMetrics& m, int chips, do
   ix["median_intvty"] = ratio(1.0, m.tpot.median);
   ix["p90_intvty"] = ratio(1.0, m.tpot.p90);
   ix["p99_intvty"] = ratio(1.0, m.tpot.p99);
-  ix["tput_per_gpu"] = perChip(m.totalThroughput);
-  ix["output_tput_per_gpu"] = perChip(m.outputThroughput);
-  ix["input_tput_per_gpu"] = perChip(m.inputThroughput);
-  ix["tput_per_kw"] = perKw(m.totalThroughput);
-  ix["output_tput_per_kw"] = perKw(m.outputThroughput);
-  ix["input_tput_per_kw"] = perKw(m.inputThroughput);
+  // Per request, as InferenceX counts (utils/process_result.py: benchmark_serving's
+  // total_token_throughput and output_throughput over the GPUs).
+  ix["tput_per_gpu"] = perChip(m.completedTotalThroughput);
+  ix["output_tput_per_gpu"] = perChip(m.completedOutputThroughput);
+  ix["input_tput_per_gpu"] = perChip(m.completedInputThroughput);
+  ix["tput_per_kw"] = perKw(m.completedTotalThroughput);
+  ix["output_tput_per_kw"] = perKw(m.completedOutputThroughput);
+  ix["input_tput_per_kw"] = perKw(m.completedInputThroughput);
   j["inferencex"] = std::move(ix);
 
   nlohmann::ordered_json bs;
   bs["completed"] = m.requests;
   bs["duration"] = m.window.end - m.window.start;
-  bs["request_throughput"] = m.requestThroughput;
-  bs["output_throughput"] = m.outputThroughput;
-  bs["total_token_throughput"] = m.totalThroughput;
+  bs["total_input_tokens"] = m.completedInputTokens;
+  bs["total_output_tokens"] = m.completedOutputTokens;
+  bs["request_throughput"] = m.completedRequestThroughput;
+  bs["output_throughput"] = m.completedOutputThroughput;
+  bs["total_token_throughput"] = m.completedTotalThroughput;
   addBenchmarkStats(bs, "ttft", "_ms", m.ttft, 1000.0);
   addBenchmarkStats(bs, "tpot", "_ms", m.tpot, 1000.0);
   addBenchmarkStats(bs, "itl", "_ms", m.itl, 1000.0);

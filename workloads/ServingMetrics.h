@@ -65,13 +65,19 @@ struct ServingWindow {
 ///    requests with a single output token have no TPOT and are left out of it;
 ///  - ITL: every gap between consecutive output tokens, of every measured request, pooled.
 ///
-/// Throughputs count the work done inside the window, whichever request it belongs to: the window
-/// is what excludes warm-up and drain, so tokens of warm-up and in-flight requests produced inside
-/// it count too (in a closed-loop steady state the machine produces them alongside measured ones).
-///  - input tokens of requests whose first token (prefill completion) falls inside the window;
-///  - output tokens whose tokenTimes fall inside the window;
-///  - requests whose last token (finish) falls inside the window;
-/// each divided by the window's duration (end - start). A zero-length window gives zero rates.
+/// Throughput is counted two ways over the same window (docs/serving.md#throughput-accounting):
+///  - per request (`completed*`), as InferenceX, vLLM's benchmark_serving and trtllm-bench count
+///    it: the prompt and output tokens of the measured requests, all of which finished, divided
+///    by the benchmark's duration, from the first measured request's arrival to the last one's
+///    finish (the window). It includes the ramp at the start and the drain at the end, so it
+///    depends on how many requests the benchmark runs;
+///  - in the window (`*Throughput`, `*InWindow`), a steady-state rate: the work done inside the
+///    window, whichever request it belongs to, so tokens of warm-up and in-flight requests
+///    produced inside it count too (in a closed-loop steady state the machine produces them
+///    alongside measured ones): input tokens of requests whose first token (prefill completion)
+///    falls inside the window, output tokens whose tokenTimes fall inside it, requests whose last
+///    token falls inside it.
+/// Each is divided by the window's duration (end - start). A zero-length window gives zero rates.
 struct ServingMetrics {
   ServingWindow window;
   std::size_t requests = 0;  ///< measured requests
@@ -82,7 +88,13 @@ struct ServingMetrics {
   /// Interactivity, tok/s/user = 1 / median TPOT (s). InferenceX's headline `median_intvty` is
   /// 1000 / median_tpot_ms (its dashboard's interactivity axis); 0 when there is no TPOT sample.
   double interactivity = 0;
-  double interactivityMean = 0;  ///< 1 / mean TPOT (InferenceX's `mean_intvty`); 0 when undefined
+  double interactivityMean = 0;           ///< 1 / mean TPOT (InferenceX's `mean_intvty`); 0 when undefined
+  uint64_t completedInputTokens = 0;      ///< prompt tokens of the measured requests
+  uint64_t completedOutputTokens = 0;     ///< output tokens of the measured requests
+  double completedInputThroughput = 0;    ///< completedInputTokens / duration, tok/s
+  double completedOutputThroughput = 0;   ///< completedOutputTokens / duration, tok/s
+  double completedTotalThroughput = 0;    ///< input + output, tok/s
+  double completedRequestThroughput = 0;  ///< measured requests / duration, req/s
   uint64_t inputTokensInWindow = 0;
   uint64_t outputTokensInWindow = 0;
   uint64_t requestsFinishedInWindow = 0;
@@ -109,10 +121,13 @@ ServingMetrics computeServingMetrics(const std::vector<RequestRecord>& records, 
 ///    (utils/process_result.py): latencies in SECONDS (`median_ttft`, `p99_tpot`, ..., which
 ///    InferenceX derives from benchmark_serving's `*_ms` fields divided by 1000), `*_intvty` =
 ///    1 / that TPOT statistic (tok/s/user), and tok/s per accelerator (`tput_per_gpu` = input +
-///    output, `output_tput_per_gpu`, `input_tput_per_gpu`). Our extension, not InferenceX's:
-///    `tput_per_kw`, `output_tput_per_kw`, `input_tput_per_kw`, per kW of rated power;
+///    output, `output_tput_per_gpu`, `input_tput_per_gpu`), counted per request as InferenceX
+///    counts them. Our extension, not InferenceX's: `tput_per_kw`, `output_tput_per_kw`,
+///    `input_tput_per_kw`, per kW of rated power;
 ///  - `benchmark_serving`: vLLM benchmark_serving's result names and units (`mean_ttft_ms`, ...,
-///    milliseconds; `output_throughput`, `total_token_throughput` in tok/s; `request_throughput`).
+///    milliseconds; `output_throughput`, `total_token_throughput` in tok/s; `request_throughput`),
+///    counted per request, as it counts them.
+/// Our names give both: `completed_throughput_*` per request, `throughput_*` in the window.
 /// Every number is finite (JSON cannot hold NaN or infinity): undefined ratios are reported as 0.
 /// Throws std::invalid_argument for chips < 1 or a negative or non-finite ratedPowerW.
 nlohmann::ordered_json servingMetricsJson(const ServingMetrics& m, int chips, double ratedPowerW);

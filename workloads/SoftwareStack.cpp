@@ -14,7 +14,8 @@ double SoftwareStackConfig::computeEfficiency(const std::string& opName) const {
 
 bool SoftwareStackConfig::ideal() const {
   return gemmEfficiency == 1.0 && attentionEfficiency == 1.0 && moeEfficiency == 1.0 && memoryEfficiency == 1.0 &&
-         mixedInputEfficiency == 1.0 && collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0;
+         mixedInputEfficiency == 1.0 && collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0 &&
+         requestOverheadS == 0.0 && requestOverheadPerTokenS == 0.0;
 }
 
 const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
@@ -46,6 +47,14 @@ const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
           .quantity("step_overhead", &SoftwareStackConfig::stepOverheadS, config::dim::kTime, optional("0 s"),
                     config::nonNegative(),
                     "host time before each engine step (scheduling, launch), on top of scheduler.step_overhead")
+          .quantity("request_overhead", &SoftwareStackConfig::requestOverheadS, config::dim::kTime, optional("0 s"),
+                    config::nonNegative(),
+                    "the serving front end's time per request outside the engine steps (the API server, the "
+                    "hand-over to the engine and the first token's way back): a request reaches the scheduler "
+                    "this long after it was sent, plus request_overhead_per_token per prompt token")
+          .quantity("request_overhead_per_token", &SoftwareStackConfig::requestOverheadPerTokenS, config::dim::kTime,
+                    optional("0 s"), config::nonNegative(),
+                    "the front end's time per prompt token (tokenisation, the prompt's copy to the engine)")
           .quantity("kernel_launch", &SoftwareStackConfig::kernelLaunchS, config::dim::kTime, optional("0 s"),
                     config::nonNegative(),
                     "launch latency of each kernel (the tiles of one op class of one layer): above 0, kernels run "

@@ -19,6 +19,10 @@
 //   - each collective starts `collective_latency` late (the library's launch and synchronisation);
 //   - each engine step starts `step_overhead` late (scheduling, batch preparation, launch), on
 //     top of scheduler.step_overhead;
+//   - each request reaches the scheduler `request_overhead` + `request_overhead_per_token` x its
+//     prompt tokens after it was sent (ServingFrontEnd): the front end's path (HTTP, tokenisation,
+//     hand-over to the engine, and the first token's way back, which shifts every token of the
+//     request alike and so is folded in here); TTFT and E2E include it, TPOT does not;
 //   - with `kernel_launch` > 0 the step runs as kernels launched one after another on one stream,
 //     as a GPU does: a kernel (the consecutive tiles of one op class of one layer) starts
 //     `kernel_launch` after the previous kernel and the collective after it have ended, and its
@@ -47,6 +51,8 @@ struct SoftwareStackConfig {
   double collectiveLatencyS = 0.0;
   double stepOverheadS = 0.0;
   double kernelLaunchS = 0.0;             ///< 0: no kernel boundaries (tiles stream across ops)
+  double requestOverheadS = 0.0;          ///< front end, per request: sent -> at the scheduler
+  double requestOverheadPerTokenS = 0.0;  ///< front end, per prompt token (tokenisation)
   std::vector<std::string> calibratedOn;  ///< validation point ids its values were fitted to
 
   /// The compute efficiency of an op class (PlannedOp::name).

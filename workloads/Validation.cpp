@@ -133,6 +133,12 @@ const Schema<ValidationPoint>& ValidationPoint::schema() {
           .text("stack", &ValidationPoint::stack, optional("~"),
                 "software-stack profile of its framework and hardware (workloads/stacks/), the same for every "
                 "point of that framework and hardware; absent: the hardware alone")
+          .choice("throughput", &ValidationPoint::throughput,
+                  {{"per_request", ThroughputAccounting::kPerRequest}, {"window", ThroughputAccounting::kWindow}},
+                  optional("per_request"),
+                  "how its throughput metrics are counted: per_request (the measured requests' tokens over the "
+                  "benchmark's duration, as InferenceX, benchmark_serving and trtllm-bench count) or window (the "
+                  "steady-state rate inside the measurement window, standing for a run longer than the simulated one)")
           .textList("sets", &ValidationPoint::sets, optional("[]"),
                     "more --set options of the run, e.g. 'model.compute_precision=fp8'")
           .childList("metrics", &ValidationPoint::metrics, MeasuredMetric::schema(), required(), "the measured values")

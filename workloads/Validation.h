@@ -43,6 +43,12 @@ struct MeasuredMetric {
   static const config::Schema<MeasuredMetric>& schema();
 };
 
+/// How a point's throughput metrics are counted (docs/serving.md#throughput-accounting).
+enum class ThroughputAccounting {
+  kPerRequest,  ///< the measured requests' tokens over the benchmark's duration (InferenceX, benchmark_serving)
+  kWindow,      ///< the steady-state rate of the work done inside the measurement window
+};
+
 /// One measured configuration and the run that stands for it.
 struct ValidationPoint {
   std::string id;         ///< unique in the dataset
@@ -62,11 +68,12 @@ struct ValidationPoint {
   int pp = 1;
   int dp = 1;
   int ep = 1;
-  int isl = 0;                    ///< prompt tokens (0: the scenario's)
-  int osl = 0;                    ///< output tokens (0: the scenario's)
-  int concurrency = 0;            ///< closed-loop users over all replicas
-  int requests = 0;               ///< measured requests (0: = concurrency)
-  std::string stack;              ///< software-stack profile (scenario.software_stack; "" : none)
+  int isl = 0;          ///< prompt tokens (0: the scenario's)
+  int osl = 0;          ///< output tokens (0: the scenario's)
+  int concurrency = 0;  ///< closed-loop users over all replicas
+  int requests = 0;     ///< measured requests (0: = concurrency)
+  std::string stack;    ///< software-stack profile (scenario.software_stack; "" : none)
+  ThroughputAccounting throughput = ThroughputAccounting::kPerRequest;
   std::vector<std::string> sets;  ///< more --set options (precision, scheduler, ...)
   std::vector<MeasuredMetric> metrics;
 

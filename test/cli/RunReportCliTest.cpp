@@ -55,8 +55,10 @@ TEST_F(RunReportCliTest, AReportReadsBackThroughRunReport) {
   // The same quantities under the report's other names.
   const Json& metrics = report["results"]["metrics"];
   const double chips = metrics["chips"].get<double>();
-  EXPECT_DOUBLE_EQ(*ix.outputTputPerGpu * chips, metrics["throughput_tok_per_s"]["output"].get<double>());
-  EXPECT_DOUBLE_EQ(*ix.tputPerGpu * chips, metrics["throughput_tok_per_s"]["total"].get<double>());
+  EXPECT_DOUBLE_EQ(*ix.outputTputPerGpu * chips, metrics["completed_throughput_tok_per_s"]["output"].get<double>());
+  EXPECT_DOUBLE_EQ(*ix.tputPerGpu * chips, metrics["completed_throughput_tok_per_s"]["total"].get<double>());
+  EXPECT_DOUBLE_EQ(*r.windowOutputTputPerGpu * chips, metrics["throughput_tok_per_s"]["output"].get<double>());
+  EXPECT_DOUBLE_EQ(*r.windowTputPerGpu * chips, metrics["throughput_tok_per_s"]["total"].get<double>());
   EXPECT_DOUBLE_EQ(*ix.ttft.median, metrics["ttft_s"]["median"].get<double>());
   EXPECT_DOUBLE_EQ(*ix.tpot.mean, metrics["tpot_s"]["mean"].get<double>());
   EXPECT_DOUBLE_EQ(*ix.e2el.median, metrics["e2el_s"]["median"].get<double>());

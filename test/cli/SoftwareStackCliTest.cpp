@@ -1,11 +1,15 @@
 // Software-stack profiles (scenario key software_stack, workloads/SoftwareStack.h), end to end:
 // the ideal profile changes nothing, memory efficiency stretches a memory-bound decode, step
 // overhead adds to every step, collective latency to every collective, a kernel launch latency to
-// every kernel, and bad profiles are refused naming the key. tiny-dense on jalapeno (and
-// jalapeno-8 for collectives).
+// every kernel, a request overhead to every request's first token, and bad profiles are refused
+// naming the key. tiny-dense on jalapeno (and jalapeno-8 for collectives). The warm-up barrier
+// and the per-request throughput InferenceX counts are checked here too.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,14 +24,15 @@ class SoftwareStackCliTest : public ::testing::Test {
  protected:
   TempDir dir;
 
-  /// A tiny-dense serving run on `platform` (4 users, 8 requests of 256 + 64 tokens); its report.
+  /// A tiny-dense serving run on `platform` (`users` users, default 4, and 8 requests of 256 + 64
+  /// tokens); its report.
   Json run(const std::string& name, const std::vector<std::string>& sets, const std::string& platform = "jalapeno",
-           const std::string& model = "tiny-dense") {
+           const std::string& model = "tiny-dense", int users = 4) {
     std::vector<std::string> args = {"run",   "-q",          "-m", model, "-p", platform, "-s", "inferencex-1k1k",
                                      "--out", dir.file(name)};
-    for (const std::string& s :
-         std::vector<std::string>{"scenario.load.concurrency=4", "scenario.requests=8", "scenario.input_tokens=256",
-                                  "scenario.output_tokens=64", "scenario.random_range_ratio=1"}) {
+    for (const std::string& s : std::vector<std::string>{
+             "scenario.load.concurrency=" + std::to_string(users), "scenario.requests=8", "scenario.input_tokens=256",
+             "scenario.output_tokens=64", "scenario.random_range_ratio=1"}) {
       args.push_back("--set");
       args.push_back(s);
     }
@@ -49,6 +54,33 @@ class SoftwareStackCliTest : public ::testing::Test {
 
   static double tpot(const Json& report) {
     return report["results"]["metrics"]["inferencex"]["median_tpot"].get<double>();
+  }
+  static double ix(const Json& report, const std::string& key) {
+    return report["results"]["metrics"]["inferencex"][key].get<double>();
+  }
+
+  /// requests.csv of run `name`: per row, the columns by name.
+  std::vector<std::map<std::string, std::string>> requests(const std::string& name) {
+    std::istringstream in(readFile(dir.file(name + "/requests.csv")));
+    std::string line;
+    std::getline(in, line);
+    const auto split = [](const std::string& text) {
+      std::vector<std::string> cells;
+      std::stringstream cellStream(text);
+      std::string cell;
+      while (std::getline(cellStream, cell, ',')) cells.push_back(cell);
+      if (!text.empty() && text.back() == ',') cells.emplace_back();
+      return cells;
+    };
+    const std::vector<std::string> header = split(line);
+    std::vector<std::map<std::string, std::string>> rows;
+    while (std::getline(in, line)) {
+      const std::vector<std::string> cells = split(line);
+      std::map<std::string, std::string> row;
+      for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+      rows.push_back(std::move(row));
+    }
+    return rows;
   }
 };
 
@@ -110,6 +142,92 @@ TEST_F(SoftwareStackCliTest, AKernelLaunchLatencyDelaysEveryKernelOfAStep) {
   EXPECT_LT(added, 40 * 25e-6);
 }
 
+// The front end's per-request time: one user, so every request finds the engine idle and its
+// first token comes exactly request_overhead + 256 x request_overhead_per_token later. The tokens
+// after it are not delayed, except by the hardware's state after a longer idle spell (the DRAM
+// refresh phase, gated clocks): microseconds over a request.
+TEST_F(SoftwareStackCliTest, ARequestOverheadDelaysEachFirstTokenByItsTimeAndNothingElse) {
+  const Json none = run("fe-none", {}, "jalapeno", "tiny-dense", 1);
+  const Json front = run("fe", {stack("fe", "request_overhead: 2 ms\nrequest_overhead_per_token: 4 us\n")}, "jalapeno",
+                         "tiny-dense", 1);
+  ASSERT_FALSE(none.empty() || front.empty());
+  EXPECT_DOUBLE_EQ(front["inputs"]["software_stack"]["request_overhead_s"].get<double>(), 2e-3);
+  EXPECT_DOUBLE_EQ(front["inputs"]["software_stack"]["request_overhead_per_token_s"].get<double>(), 4e-6);
+  const double added = 2e-3 + 256 * 4e-6;
+  for (const char* key : {"median_ttft", "mean_ttft", "p99_ttft"}) {
+    EXPECT_NEAR(ix(front, key) - ix(none, key), added, 1e-7) << key;
+  }
+  for (const char* key : {"median_e2el", "mean_e2el"}) {
+    EXPECT_NEAR(ix(front, key) - ix(none, key), added, 5e-6) << key;
+  }
+  EXPECT_NEAR(tpot(front), tpot(none), 2e-3 * tpot(none));
+  // InferenceX's throughput counts the waits: the 8 requests took about 8 x `added` longer.
+  const double duration = none["results"]["metrics"]["window_s"]["duration"].get<double>();
+  const double longer = front["results"]["metrics"]["window_s"]["duration"].get<double>();
+  EXPECT_NEAR(longer - duration, 8 * added, 8 * 5e-6);
+  EXPECT_DOUBLE_EQ(ix(front, "tput_per_gpu") * longer, ix(none, "tput_per_gpu") * duration) << "the same tokens";
+}
+
+// InferenceX's benchmark: a warm-up phase that ends before the measured requests start, every user
+// at once; its throughput counts the measured requests' tokens over the benchmark's duration.
+TEST_F(SoftwareStackCliTest, AWarmupBarrierStartsEveryUserTogetherAfterTheWarmupAndThroughputCountsPerRequest) {
+  const Json report = run("barrier", {"scenario.warmup_barrier=true", "scenario.warmup_requests=6"});
+  ASSERT_FALSE(report.empty());
+  EXPECT_TRUE(report["results"]["load"]["warmup_barrier"].get<bool>());
+  double lastWarmupFinish = 0.0;
+  std::vector<double> firstMeasured;
+  std::map<std::string, bool> userSeen;
+  double inputTokens = 0.0, outputTokens = 0.0, lastFinish = 0.0;
+  for (const auto& row : requests("barrier")) {
+    if (row.at("measured") == "0") {
+      if (!row.at("finish_s").empty()) lastWarmupFinish = std::max(lastWarmupFinish, std::stod(row.at("finish_s")));
+      continue;
+    }
+    if (!userSeen[row.at("user")]) {
+      userSeen[row.at("user")] = true;
+      firstMeasured.push_back(std::stod(row.at("arrival_s")));
+    }
+    inputTokens += std::stod(row.at("input_tokens"));
+    outputTokens += std::stod(row.at("output_tokens"));
+    lastFinish = std::max(lastFinish, std::stod(row.at("finish_s")));
+  }
+  ASSERT_EQ(firstMeasured.size(), 4u);
+  for (const double t : firstMeasured) EXPECT_DOUBLE_EQ(t, lastWarmupFinish) << "every user starts at the barrier";
+  const Json& m = report["results"]["metrics"];
+  EXPECT_DOUBLE_EQ(m["window_s"]["start"].get<double>(), lastWarmupFinish);
+  EXPECT_DOUBLE_EQ(m["window_s"]["end"].get<double>(), lastFinish);
+  const double duration = lastFinish - lastWarmupFinish;
+  EXPECT_DOUBLE_EQ(inputTokens, 8 * 256.0);
+  EXPECT_DOUBLE_EQ(outputTokens, 8 * 64.0);
+  EXPECT_DOUBLE_EQ(m["benchmark_serving"]["total_token_throughput"].get<double>(),
+                   (inputTokens + outputTokens) / duration);
+  EXPECT_DOUBLE_EQ(ix(report, "output_tput_per_gpu"), outputTokens / duration);  // one chip
+  EXPECT_DOUBLE_EQ(m["benchmark_serving"]["request_throughput"].get<double>(), 8 / duration);
+
+  // Without the barrier the users go on from their warm-up requests one by one.
+  const Json free = run("no-barrier", {"scenario.warmup_requests=6"});
+  ASSERT_FALSE(free.empty());
+  std::vector<double> starts;
+  std::map<std::string, bool> seen;
+  for (const auto& row : requests("no-barrier")) {
+    if (row.at("measured") == "1" && !seen[row.at("user")]) {
+      seen[row.at("user")] = true;
+      starts.push_back(std::stod(row.at("arrival_s")));
+    }
+  }
+  ASSERT_FALSE(starts.empty());
+  EXPECT_LT(*std::min_element(starts.begin(), starts.end()), lastWarmupFinish);
+}
+
+TEST_F(SoftwareStackCliTest, AWarmupBarrierNeedsAClosedLoop) {
+  const ProcessResult r =
+      runScoville({"run", "-q", "-m", "tiny-dense", "-s", "inferencex-1k1k", "--out", dir.file("open"), "--set",
+                   "scenario.load={impl: poisson, rate_per_s: 10}", "--set", "scenario.warmup_barrier=true"});
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_NE(r.err.find("warmup_barrier"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("closed_loop"), std::string::npos) << r.err;
+}
+
 TEST_F(SoftwareStackCliTest, BadProfilesAreRefusedNamingTheKey) {
   const auto rejected = [&](const std::string& name, const std::string& set, const std::string& key) {
     const ProcessResult r =
@@ -123,6 +241,8 @@ TEST_F(SoftwareStackCliTest, BadProfilesAreRefusedNamingTheKey) {
   rejected("unit", stack("unit", "step_overhead: 5\n"), "step_overhead");
   rejected("launch", stack("launch", "kernel_launch: -2 us\n"), "kernel_launch");
   rejected("mixed", stack("mixed", "mixed_input_efficiency: 0\n"), "mixed_input_efficiency");
+  rejected("request", stack("request", "request_overhead: -1 ms\n"), "request_overhead");
+  rejected("token", stack("token", "request_overhead_per_token: 2\n"), "request_overhead_per_token");
   rejected("unknown", "scenario.software_stack=tensorrt-llm-on-a-toaster", "software_stack");
 }
 

@@ -52,8 +52,11 @@ TEST(RunReport, ReadsBackTheServingMetricsAsTheyAreWritten) {
   EXPECT_EQ(r.kind, "serving");
   const InferenceXMetrics& ix = r.inferenceX;
   ASSERT_TRUE(ix.outputTputPerGpu && ix.tputPerGpu);
-  EXPECT_DOUBLE_EQ(*ix.outputTputPerGpu, m.outputThroughput / 4);
-  EXPECT_DOUBLE_EQ(*ix.tputPerGpu, m.totalThroughput / 4);
+  EXPECT_DOUBLE_EQ(*ix.outputTputPerGpu, m.completedOutputThroughput / 4);
+  EXPECT_DOUBLE_EQ(*ix.tputPerGpu, m.completedTotalThroughput / 4);
+  ASSERT_TRUE(r.windowOutputTputPerGpu && r.windowTputPerGpu);
+  EXPECT_DOUBLE_EQ(*r.windowOutputTputPerGpu, m.outputThroughput / 4);
+  EXPECT_DOUBLE_EQ(*r.windowTputPerGpu, m.totalThroughput / 4);
   const auto expect = [](const InferenceXMetrics::Statistics& s, double mean, double median, const char* what) {
     ASSERT_TRUE(s.mean && s.median) << what;
     EXPECT_DOUBLE_EQ(*s.mean, mean) << what;
@@ -98,6 +101,16 @@ TEST(RunReport, AValidationMetricReadsItsFieldAndStatistic) {
   EXPECT_DOUBLE_EQ(*simulatedMetric(r, MeasuredMetric{ValidationMetric::kPowerPerGpu, 1, "W", ""}), 150.0);
   EXPECT_DOUBLE_EQ(*simulatedMetric(r, MeasuredMetric{ValidationMetric::kOutputThroughputPerGpu, 1, "tok/s/GPU", ""}),
                    100.0);
+  EXPECT_DOUBLE_EQ(*simulatedMetric(r, MeasuredMetric{ValidationMetric::kThroughputPerGpu, 1, "tok/s/GPU", ""}), 200.0);
+  // A point counted in the window reads the steady-state rates instead.
+  r.windowOutputTputPerGpu = 110.0;
+  r.windowTputPerGpu = 220.0;
+  const auto window = workload::ThroughputAccounting::kWindow;
+  EXPECT_DOUBLE_EQ(
+      *simulatedMetric(r, MeasuredMetric{ValidationMetric::kOutputThroughputPerGpu, 1, "tok/s/GPU", ""}, window),
+      110.0);
+  EXPECT_DOUBLE_EQ(*simulatedMetric(r, MeasuredMetric{ValidationMetric::kThroughputPerGpu, 1, "tok/s/GPU", ""}, window),
+                   220.0);
   EXPECT_DOUBLE_EQ(*simulatedMetric(r, MeasuredMetric{ValidationMetric::kThroughputPerGpu, 1, "tok/s/GPU", ""}), 200.0);
   EXPECT_DOUBLE_EQ(*simulatedMetric(r, MeasuredMetric{ValidationMetric::kTtft, 1, "s", "mean"}), 0.2);
   EXPECT_FALSE(simulatedMetric(r, MeasuredMetric{ValidationMetric::kTtft, 1, "s", "median"}).has_value());

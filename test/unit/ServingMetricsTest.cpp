@@ -204,6 +204,48 @@ TEST(ServingMetricsThroughput, CountsOnlyWorkInsideTheWindow) {
   EXPECT_DOUBLE_EQ(a.ttft.mean, b.ttft.mean);
 }
 
+TEST(ServingMetricsThroughput, PerRequestAsInferenceXCountsIt) {
+  // InferenceX (benchmark_serving) divides the prompt and output tokens of the requests the
+  // benchmark ran by its duration, from its first request's arrival to its last one's finish.
+  // Two measured requests over [1, 5]: 1,000 + 3,000 prompt tokens and 4 + 2 output tokens, two
+  // requests: 1,001.5 tok/s in all, 1.5 output, 0.5 req/s. A warm-up request still decoding at
+  // 1.5 and 2 and the first token of one sent after the last measured one (at 4.5) count in the
+  // window's steady-state rate and not per request.
+  const std::vector<RequestRecord> records = {
+      record(1, 0.0, {0.5, 1.5, 2.0}, 500, /*measured=*/false),
+      record(2, 1.0, {2.0, 3.0, 4.0, 4.5}, 1000),
+      record(3, 2.5, {3.0, 5.0}, 3000),
+      [] {
+        RequestRecord r = record(4, 4.0, {4.5}, 700, /*measured=*/false);
+        r.outputTokens = 8;
+        r.finish = 0.0;
+        return r;
+      }(),
+  };
+  const ServingMetrics m = computeServingMetrics(records, {1.0, 5.0});
+  EXPECT_EQ(m.completedInputTokens, 4000u);
+  EXPECT_EQ(m.completedOutputTokens, 6u);
+  EXPECT_DOUBLE_EQ(m.completedTotalThroughput, 4006.0 / 4);
+  EXPECT_DOUBLE_EQ(m.completedOutputThroughput, 1.5);
+  EXPECT_DOUBLE_EQ(m.completedInputThroughput, 1000);
+  EXPECT_DOUBLE_EQ(m.completedRequestThroughput, 0.5);
+  // In the window: 2 warm-up + 6 measured + 1 later output tokens; prompts of requests 2, 3, 4.
+  EXPECT_EQ(m.outputTokensInWindow, 9u);
+  EXPECT_EQ(m.inputTokensInWindow, 4700u);
+  EXPECT_DOUBLE_EQ(m.totalThroughput, 4709.0 / 4);
+
+  const nlohmann::ordered_json j = servingMetricsJson(m, 2, 1400.0);
+  EXPECT_DOUBLE_EQ(j["inferencex"]["tput_per_gpu"].get<double>(), 4006.0 / 4 / 2);
+  EXPECT_DOUBLE_EQ(j["inferencex"]["output_tput_per_gpu"].get<double>(), 1.5 / 2);
+  EXPECT_DOUBLE_EQ(j["benchmark_serving"]["total_token_throughput"].get<double>(), 4006.0 / 4);
+  EXPECT_DOUBLE_EQ(j["benchmark_serving"]["output_throughput"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["benchmark_serving"]["request_throughput"].get<double>(), 0.5);
+  EXPECT_EQ(j["benchmark_serving"]["total_input_tokens"].get<uint64_t>(), 4000u);
+  EXPECT_EQ(j["benchmark_serving"]["total_output_tokens"].get<uint64_t>(), 6u);
+  EXPECT_DOUBLE_EQ(j["throughput_tok_per_s"]["total"].get<double>(), 4709.0 / 4);
+  EXPECT_DOUBLE_EQ(j["completed_throughput_tok_per_s"]["total"].get<double>(), 4006.0 / 4);
+}
+
 TEST(ServingMetricsReport, PerChipAndPerKwScale) {
   const ServingMetrics m = computeServingMetrics(fourRequests(), {1.0, 3.0});
   const nlohmann::ordered_json j = servingMetricsJson(m, 4, 2000.0);
@@ -212,13 +254,16 @@ TEST(ServingMetricsReport, PerChipAndPerKwScale) {
   EXPECT_DOUBLE_EQ(j["throughput_per_chip_tok_per_s"]["output"].get<double>(), 3.5 / 4);
   EXPECT_DOUBLE_EQ(j["throughput_per_kw_tok_per_s"]["total"].get<double>(), 303.5 / 2);
   EXPECT_DOUBLE_EQ(j["throughput_per_kw_tok_per_s"]["input"].get<double>(), 300.0 / 2);
+  // InferenceX's rates count per request: all four requests' 1,000 prompt and 11 output tokens
+  // over the two seconds.
   const auto& ix = j["inferencex"];
-  EXPECT_DOUBLE_EQ(ix["tput_per_gpu"].get<double>(), 303.5 / 4);
-  EXPECT_DOUBLE_EQ(ix["output_tput_per_gpu"].get<double>(), 3.5 / 4);
-  EXPECT_DOUBLE_EQ(ix["input_tput_per_gpu"].get<double>(), 300.0 / 4);
-  EXPECT_DOUBLE_EQ(ix["tput_per_kw"].get<double>(), 303.5 / 2);
-  EXPECT_DOUBLE_EQ(ix["output_tput_per_kw"].get<double>(), 3.5 / 2);
-  EXPECT_DOUBLE_EQ(ix["input_tput_per_kw"].get<double>(), 300.0 / 2);
+  EXPECT_DOUBLE_EQ(ix["tput_per_gpu"].get<double>(), 505.5 / 4);
+  EXPECT_DOUBLE_EQ(ix["output_tput_per_gpu"].get<double>(), 5.5 / 4);
+  EXPECT_DOUBLE_EQ(ix["input_tput_per_gpu"].get<double>(), 500.0 / 4);
+  EXPECT_DOUBLE_EQ(ix["tput_per_kw"].get<double>(), 505.5 / 2);
+  EXPECT_DOUBLE_EQ(ix["output_tput_per_kw"].get<double>(), 5.5 / 2);
+  EXPECT_DOUBLE_EQ(ix["input_tput_per_kw"].get<double>(), 500.0 / 2);
+  EXPECT_DOUBLE_EQ(j["completed_throughput_per_chip_tok_per_s"]["total"].get<double>(), 505.5 / 4);
 
   // Twice the chips and power: half per chip and per kW, same totals.
   const nlohmann::ordered_json k = servingMetricsJson(m, 8, 4000.0);
