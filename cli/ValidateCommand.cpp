@@ -43,6 +43,15 @@ struct PointOutcome {
   double wallS = 0.0;
 };
 
+/// "fitted" when the point's software-stack profile names it in calibrated_on, else "predicted"
+/// (a point without a profile runs the hardware alone, fitted to nothing).
+std::string roleOf(const workload::ValidationPoint& p) {
+  if (p.stack.empty() || !p.skip.empty()) return "predicted";
+  const workload::SoftwareStackConfig stack = loadSoftwareStack("points[" + p.id + "].stack", p.stack);
+  const auto& fitted = stack.calibratedOn;
+  return std::find(fitted.begin(), fitted.end(), p.id) != fitted.end() ? "fitted" : "predicted";
+}
+
 std::string formatPercent(double v) {
   return fmt::format("{:+.1f}%", v);
 }
@@ -56,7 +65,7 @@ std::string formatNumber(double v) {
 /// Compares `report` with the point's measurements; fills `outcome` (failed when a metric is missing).
 void compareWithReport(const workload::ValidationPoint& point, const RunReport& report, PointOutcome& outcome) {
   for (const workload::MeasuredMetric& m : point.metrics) {
-    const std::optional<double> simulated = simulatedMetric(report, m);
+    const std::optional<double> simulated = simulatedMetric(report, m, point.throughput);
     const std::string name = workload::validationMetricName(m.metric);
     if (!simulated) {
       outcome.status = "failed";
@@ -153,18 +162,23 @@ int validateCommand(const Args& args, std::ostream& out) {
     }
   }
 
-  // The table, the summary, validation.json.
-  std::vector<workload::MetricComparison> all;
+  // The table, the summary, validation.json. Each point is fitted (its profile was fitted to it)
+  // or predicted; the summary gives the MAPE of both together and of each apart.
+  std::map<std::string, std::vector<workload::MetricComparison>> byRole;
+  std::vector<workload::MetricComparison>& all = byRole["all"];
   Json points = Json::array();
-  out << fmt::format("\n{:<32} {:<26} {:>12} {:>12} {:>9}\n", "point", "metric", "measured", "simulated", "error");
+  out << fmt::format("\n{:<32} {:<26} {:>12} {:>12} {:>9}  {}\n", "point", "metric", "measured", "simulated", "error",
+                     "role");
   for (std::size_t i = 0; i < dataset.points.size(); ++i) {
     const workload::ValidationPoint& p = dataset.points[i];
     const PointOutcome& o = outcomes[i];
+    const std::string role = roleOf(p);
     Json metrics = Json::array();
     for (const workload::MetricComparison& c : o.comparisons) {
       all.push_back(c);
-      out << fmt::format("{:<32} {:<26} {:>12} {:>12} {:>9}\n", p.id, c.metric, formatNumber(c.measured),
-                         formatNumber(c.simulated), formatPercent(c.errorPercent));
+      byRole[role].push_back(c);
+      out << fmt::format("{:<32} {:<26} {:>12} {:>12} {:>9}  {}\n", p.id, c.metric, formatNumber(c.measured),
+                         formatNumber(c.simulated), formatPercent(c.errorPercent), role);
       metrics.push_back({{"metric", c.metric},
                          {"measured", c.measured},
                          {"simulated", c.simulated},
@@ -177,30 +191,39 @@ int validateCommand(const Args& args, std::ostream& out) {
                       {"source", p.source},
                       {"uncertain", p.uncertain},
                       {"status", o.status},
+                      {"role", role},
                       {"reason", o.reason.empty() ? Json(nullptr) : Json(o.reason)},
                       {"wall_time_s", o.wallS},
                       {"metrics", metrics}});
   }
   Json summary = Json::object();
-  out << fmt::format("\n{:<26} {:>6} {:>8} {:>10}  {}\n", "metric", "points", "MAPE", "max |err|", "worst point");
-  for (const auto& [metric, s] : workload::summarize(all)) {
-    out << fmt::format("{:<26} {:>6} {:>7.1f}% {:>9.1f}%  {}\n", metric, s.points, s.mape, s.maxAbsErrorPercent,
-                       s.worstPoint);
-    summary[metric] = {{"points", s.points},
-                       {"mape_percent", s.mape},
-                       {"max_abs_error_percent", s.maxAbsErrorPercent},
-                       {"worst_point", s.worstPoint}};
+  Json summaryByRole = Json::object();
+  for (const char* role : {"all", "fitted", "predicted"}) {
+    if (byRole[role].empty()) continue;
+    out << fmt::format("\n{:<26} {:>6} {:>8} {:>10}  {}\n", std::string(role) == "all" ? "metric" : role, "points",
+                       "MAPE", "max |err|", "worst point");
+    for (const auto& [metric, s] : workload::summarize(byRole[role])) {
+      out << fmt::format("{:<26} {:>6} {:>7.1f}% {:>9.1f}%  {}\n", metric, s.points, s.mape, s.maxAbsErrorPercent,
+                         s.worstPoint);
+      const Json entry = {{"points", s.points},
+                          {"mape_percent", s.mape},
+                          {"max_abs_error_percent", s.maxAbsErrorPercent},
+                          {"worst_point", s.worstPoint}};
+      if (std::string(role) == "all") {
+        summary[metric] = entry;
+      } else {
+        summaryByRole[role][metric] = entry;
+      }
+    }
   }
   std::map<std::string, std::size_t> byStatus;
   for (const PointOutcome& o : outcomes) ++byStatus[o.status];
   const std::size_t failed = byStatus["failed"];
   out << fmt::format("{} points: {} compared, {} skipped, {} failed\n", dataset.points.size(), byStatus["compared"],
                      byStatus["skipped"], failed);
-  const Json result = {{"dataset", dataset.name},
-                       {"file", file},
-                       {"description", dataset.description},
-                       {"summary", summary},
-                       {"points", points}};
+  const Json result = {
+      {"dataset", dataset.name},          {"file", file},    {"description", dataset.description}, {"summary", summary},
+      {"summary_by_role", summaryByRole}, {"points", points}};
   writeFileAtomically((fs::path(outDir) / "validation.json").string(), result.dump(2) + "\n");
   out << "validation: " << (fs::path(outDir) / "validation.json").string() << "\n";
   return failed > 0 ? kExitSimulationError : kExitOk;

@@ -69,6 +69,30 @@ TEST(ValidateCli, ComparesEveryMeasuredMetricListsSkippedAndFailedPointsAndWrite
   EXPECT_EQ(v["points"][2]["reason"], "not expressible");
   EXPECT_EQ(v["summary"]["tpot"]["points"], 1);
   EXPECT_DOUBLE_EQ(v["summary"]["tpot"]["mape_percent"].get<double>(), std::abs(tpot["error_percent"].get<double>()));
+  EXPECT_EQ(ok["role"], "predicted") << "no profile was fitted to it";
+}
+
+// A point its software-stack profile was fitted to (calibrated_on) is marked fitted, the others
+// predicted, and the summary gives each apart as well as both together.
+TEST(ValidateCli, SaysWhichPointsTheirProfileWasFittedToAndSummarisesThemApart) {
+  TempDir dir;
+  writeFile(dir.file("stack.yaml"),
+            "name: s\ndescription: test\nframework: f\nhardware: h\nstep_overhead: 10 us\ncalibrated_on: [fit]\n");
+  const std::string withStack = "  stack: " + dir.file("stack.yaml") + "\n";
+  std::string fit = point("fit", "scenario.random_range_ratio=1");
+  fit.insert(fit.find("  metrics:"), withStack);
+  std::string other = point("other", "scenario.random_range_ratio=1");
+  other.insert(other.find("  metrics:"), withStack);
+  writeFile(dir.file("d.yaml"), "name: t\ndescription: test\npoints:" + fit + other);
+  const ProcessResult r = runScoville({"validate", dir.file("d.yaml"), "--out", dir.file("v"), "-j", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const Json v = Json::parse(readFile(dir.file("v/validation.json")));
+  EXPECT_EQ(v["points"][0]["role"], "fitted");
+  EXPECT_EQ(v["points"][1]["role"], "predicted");
+  EXPECT_EQ(v["summary"]["tpot"]["points"], 2);
+  EXPECT_EQ(v["summary_by_role"]["fitted"]["tpot"]["points"], 1);
+  EXPECT_EQ(v["summary_by_role"]["predicted"]["tpot"]["worst_point"], "other");
+  EXPECT_NE(r.out.find("predicted"), std::string::npos) << r.out;
 }
 
 TEST(ValidateCli, ABadDatasetIsRefusedNamingTheKeyAndNothingRuns) {
