@@ -213,7 +213,9 @@ Json combine(const std::vector<Row>& rows, const std::vector<std::pair<std::stri
   for (const auto& [id, reason] : missing) missingJson.push_back({{"id", id}, {"reason", reason}});
   return {{"schema_version", kResultsSchemaVersion},
           {"generator", {{"name", "scoville"}, {"version", SCOVILLE_VERSION}}},
-          {"throughput_basis", "total tokens (input + output) per second, as InferenceX's tput_per_gpu"},
+          {"throughput_basis",
+           "total tokens (input + output) per second in the measurement window (steady state; InferenceX's "
+           "tput_per_gpu counts the same tokens per request)"},
           {"points", std::move(points)},
           {"series", std::move(seriesJson)},
           {"comparison", std::move(comparison)},
