@@ -6,10 +6,10 @@
 // exception a reader does not document, is thrown as FuzzFailure: the libFuzzer target aborts on it
 // (so libFuzzer keeps the input), the unit test FuzzRegressions reports it.
 
+#include <cxxabi.h>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cxxabi.h>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -91,10 +91,19 @@ inline void expectPositive(double value, const std::string& what) {
 /// (e.g. '[250 ns]')"), and whether it is a list; nothing for other types.
 inline std::optional<config::Dimension> quantityDimension(const std::string& type, bool& list) {
   namespace dim = config::dim;
-  static const config::Dimension kDimensions[] = {
-      dim::kTime,          dim::kFrequency,      dim::kBytes,   dim::kBandwidth, dim::kEnergy,
-      dim::kPower,         dim::kEnergyPerByte,  dim::kEnergyPerFlop, dim::kFlops, dim::kFlopRate,
-      dim::kVoltage,       dim::kLength,         dim::kEnergyPerByteLength};
+  static const config::Dimension kDimensions[] = {dim::kTime,
+                                                  dim::kFrequency,
+                                                  dim::kBytes,
+                                                  dim::kBandwidth,
+                                                  dim::kEnergy,
+                                                  dim::kPower,
+                                                  dim::kEnergyPerByte,
+                                                  dim::kEnergyPerFlop,
+                                                  dim::kFlops,
+                                                  dim::kFlopRate,
+                                                  dim::kVoltage,
+                                                  dim::kLength,
+                                                  dim::kEnergyPerByteLength};
   for (const config::Dimension& d : kDimensions) {
     const std::string name = config::dimensionName(d) + " (e.g.";
     if (type.rfind(name, 0) == 0) {
@@ -193,7 +202,8 @@ inline const workload::ModelConfig& tinyDense() {
 }
 
 inline const workload::ScenarioConfig& decodeStepScenario() {
-  static const auto scenario = loadShipped<workload::ScenarioConfig>("scenario", "workloads/scenarios/decode-step.yaml");
+  static const auto scenario =
+      loadShipped<workload::ScenarioConfig>("scenario", "workloads/scenarios/decode-step.yaml");
   return scenario;
 }
 
@@ -245,7 +255,8 @@ inline void checkChip(const hw::ChipConfig& c, const std::string& what) {
   expect(c.hbm.banks() >= 1, what + ": HBM has no bank");
   for (const tlm::Precision p : {tlm::Precision::kFp32, tlm::Precision::kBf16, tlm::Precision::kFp8,
                                  tlm::Precision::kFp4, tlm::Precision::kInt4}) {
-    expectMagnitude(c.tensorCore.peakFlops(p), fmt::format("{}: peak FLOP/s at precision {}", what, static_cast<int>(p)));
+    expectMagnitude(c.tensorCore.peakFlops(p),
+                    fmt::format("{}: peak FLOP/s at precision {}", what, static_cast<int>(p)));
   }
   expectPositive(c.sram.capacityBytes, what + ".sram.capacity");
   expectPositive(c.sram.bufferBytes(), what + ": SRAM staging buffer");
@@ -290,8 +301,8 @@ inline void checkSane(const platform::PlatformConfig& p) {
   expect(plan->plans.size() == plan->members.size(), "a platform decode plan has a plan per member");
   for (std::size_t i = 0; i < plan->plans.size(); ++i) {
     const int chip = plan->members[i].chip;
-    expect(chip >= 0 && chip < p.chipCount(), fmt::format("decode plan member {} is on chip {} of {}", i, chip,
-                                                          p.chipCount()));
+    expect(chip >= 0 && chip < p.chipCount(),
+           fmt::format("decode plan member {} is on chip {} of {}", i, chip, p.chipCount()));
     checkPlan(plan->plans[i], p.chipConfig(chip), fmt::format("tiny-dense decode step on chip {}", chip));
   }
 }
@@ -348,8 +359,8 @@ inline void checkSane(const workload::ScenarioConfig& s) {
           if (!next) break;
           a = *next;
         }
-        expect(std::isfinite(a.time) && a.time >= last, fmt::format("request {} arrives at {} after {}", i, a.time,
-                                                                     last));
+        expect(std::isfinite(a.time) && a.time >= last,
+               fmt::format("request {} arrives at {} after {}", i, a.time, last));
         last = a.time;
         expect(a.inputTokens >= 1 && a.inputTokens <= maxIn,
                fmt::format("request {} has {} prompt tokens, not 1..{}", i, a.inputTokens, maxIn));
@@ -396,8 +407,8 @@ inline void checkSane(const workload::ValidationDataset& d) {
 }
 
 inline void checkSane(const workload::SoftwareStackConfig& s) {
-  for (const double e : {s.gemmEfficiency, s.attentionEfficiency, s.moeEfficiency, s.memoryEfficiency,
-                         s.mixedInputEfficiency}) {
+  for (const double e :
+       {s.gemmEfficiency, s.attentionEfficiency, s.moeEfficiency, s.memoryEfficiency, s.mixedInputEfficiency}) {
     expect(std::isfinite(e) && e > 0.0 && e <= 1.0, fmt::format("an efficiency {} outside (0, 1]", e));
   }
   for (const char* op : {"attention", "experts", "qkv", "ffn"}) {
@@ -406,7 +417,8 @@ inline void checkSane(const workload::SoftwareStackConfig& s) {
       expect(std::isfinite(e) && e > 0.0 && e <= 1.0, fmt::format("compute efficiency of {} = {}", op, e));
     }
   }
-  for (const double t : {s.collectiveLatencyS, s.stepOverheadS, s.kernelLaunchS}) {
+  for (const double t :
+       {s.collectiveLatencyS, s.stepOverheadS, s.kernelLaunchS, s.requestOverheadS, s.requestOverheadPerTokenS}) {
     expect(std::isfinite(t) && t >= 0.0 && t <= config::kMaxConfigTimeS, fmt::format("a stack time of {} s", t));
   }
 }
