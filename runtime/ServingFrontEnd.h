@@ -4,13 +4,14 @@
 // class does it in simulated time.
 //
 // Closed loop: each finished request makes its user send the next at once; with a warm-up
-// barrier, the users hold their first measured request until every warm-up request finished, then
-// all send at once. Open loop: a source thread sends the requests at their arrival times. A sent
-// request reaches its replica's scheduler after the front end's per-request time (the software
-// stack's request_overhead and request_overhead_per_token); TTFT and E2E count from the send. A request is submitted to
-// its replica's scheduler and wakes the replica's runner. Under disaggregation the prefill pool produces only the first
-// token; the prompt's KV then moves, every rank to the same rank of a decode replica over the fabric, and the decode
-// replica produces the rest. After the last measured request nothing new is sent; steps and transfers in flight finish.
+// barrier, the users hold their first measured request until every warm-up request finished,
+// then all send at once. Open loop: a source thread sends the requests at their arrival times.
+// A sent request reaches its replica's scheduler after the front end's time per request (the
+// software stack's request_overhead and request_overhead_per_token; TTFT and E2E count from the
+// send) and wakes the replica's runner. Under disaggregation the prefill pool produces only the
+// first token; the prompt's KV then moves, every rank to the same rank of a decode replica over
+// the fabric, and the decode replica produces the rest. After the last measured request nothing
+// new is sent; steps and transfers in flight finish.
 
 #include <cstdint>
 #include <systemc>
