@@ -376,20 +376,7 @@ int simulateAndReport(const RunRequest& options, const Inputs& inputs, double si
                       {"seed", options.seed},
                       {"digest", inputs.digest}};
   if (const auto& stack = inputs.scenario.stack) {
-    report["inputs"]["software_stack"] = {{"name", stack->name},
-                                          {"given_as", inputs.scenario.softwareStack},
-                                          {"framework", stack->framework},
-                                          {"hardware", stack->hardware},
-                                          {"gemm_efficiency", stack->gemmEfficiency},
-                                          {"attention_efficiency", stack->attentionEfficiency},
-                                          {"moe_efficiency", stack->moeEfficiency},
-                                          {"memory_efficiency", stack->memoryEfficiency},
-                                          {"mixed_input_efficiency", stack->mixedInputEfficiency},
-                                          {"collective_latency_s", stack->collectiveLatencyS},
-                                          {"step_overhead_s", stack->stepOverheadS},
-                                          {"kernel_launch_s", stack->kernelLaunchS},
-                                          {"request_overhead_s", stack->requestOverheadS},
-                                          {"request_overhead_per_token_s", stack->requestOverheadPerTokenS}};
+    report["inputs"]["software_stack"] = stack->toJson(inputs.scenario.softwareStack);
   } else {
     report["inputs"]["software_stack"] = nullptr;
   }

@@ -12,6 +12,23 @@ double SoftwareStackConfig::computeEfficiency(const std::string& opName) const {
   return gemmEfficiency;
 }
 
+nlohmann::ordered_json SoftwareStackConfig::toJson(const std::string& givenAs) const {
+  return {{"name", name},
+          {"given_as", givenAs},
+          {"framework", framework},
+          {"hardware", hardware},
+          {"gemm_efficiency", gemmEfficiency},
+          {"attention_efficiency", attentionEfficiency},
+          {"moe_efficiency", moeEfficiency},
+          {"memory_efficiency", memoryEfficiency},
+          {"mixed_input_efficiency", mixedInputEfficiency},
+          {"collective_latency_s", collectiveLatencyS},
+          {"step_overhead_s", stepOverheadS},
+          {"kernel_launch_s", kernelLaunchS},
+          {"request_overhead_s", requestOverheadS},
+          {"request_overhead_per_token_s", requestOverheadPerTokenS}};
+}
+
 bool SoftwareStackConfig::ideal() const {
   return gemmEfficiency == 1.0 && attentionEfficiency == 1.0 && moeEfficiency == 1.0 && memoryEfficiency == 1.0 &&
          mixedInputEfficiency == 1.0 && collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0 &&

@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/Schema.h"
 
 namespace scoville::workload {
@@ -64,6 +66,9 @@ struct SoftwareStackConfig {
   }
   /// True when the profile changes nothing.
   bool ideal() const;
+  /// The profile as a report echoes it (report.json inputs.software_stack), named `givenAs` on the
+  /// command line or in the scenario.
+  nlohmann::ordered_json toJson(const std::string& givenAs) const;
   /// True when op `i` of `ops` starts a kernel (its class or layer differs from op i - 1's).
   template <typename Ops>
   static bool startsKernel(const Ops& ops, std::size_t i) {
