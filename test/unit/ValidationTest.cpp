@@ -72,6 +72,10 @@ TEST(ValidationDataset, RejectsWrongUnitsDuplicateIdsMissingRunKeysAndTypos) {
   expect(kHead + kPoint + "  concurency: 8\n" + ok, config::ErrorKind::kUnknownKey, "concurency");
   expect(kHead + kPoint + "  metrics:\n  - {name: tpot, value: -1, unit: ms}\n", config::ErrorKind::kOutOfRange,
          "value");
+  expect(kHead + kPoint + "  throughput: steady\n" + ok, config::ErrorKind::kOutOfRange, "per_request, window");
+  EXPECT_EQ(parseDataset(kHead + kPoint + ok).points[0].throughput, ThroughputAccounting::kPerRequest);
+  EXPECT_EQ(parseDataset(kHead + kPoint + "  throughput: window\n" + ok).points[0].throughput,
+            ThroughputAccounting::kWindow);
   // A skipped point needs no run keys.
   EXPECT_NO_THROW(parseDataset(kHead + "- id: c\n  source: s\n  hardware: X\n  framework: Y\n  skip: why\n" + ok));
 }
