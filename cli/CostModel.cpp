@@ -50,6 +50,9 @@ CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request, in
   e.simulatedChips = request.exactAllChips ? placement.tp * placement.pp : placement.pp;
   workload::ScenarioConfig step = scenario;
   int batch = 1;
+  // A request's mean prompt, and the most of it one step prefills.
+  const double meanIn = mean(scenario.inputTokens, scenario.randomRangeRatio);
+  const int chunkLimit = std::min(scenario.scheduler.prefillChunk, scenario.scheduler.maxTokensPerStep);
   if (scenario.kind == workload::ScenarioKind::kDecodeStep) {
     e.kind = "decode_step";
     e.simulatedReplicas = e.replicas;
@@ -84,10 +87,8 @@ CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request, in
     e.requestsPerReplica = requests * share + (closed ? e.usersPerReplica : 0.0);
     const double batchUsers =
         std::min(e.usersPerReplica, static_cast<double>(std::max(scenario.scheduler.maxBatch, 1)));
-    const double meanIn = mean(scenario.inputTokens, scenario.randomRangeRatio);
     const double meanOut = mean(scenario.outputTokens, scenario.randomRangeRatio);
-    const double chunk = std::max(1, std::min(scenario.scheduler.prefillChunk, scenario.scheduler.maxTokensPerStep));
-    e.promptSteps = e.requestsPerReplica * std::ceil(meanIn / chunk);
+    e.promptSteps = e.requestsPerReplica * std::ceil(meanIn / std::max(1, chunkLimit));
     const double decodeSteps = e.requestsPerReplica * meanOut / batchUsers;
     e.steps = decodeSteps + e.promptSteps;
     // Sampled decode steps: every request that joins or leaves starts a new steady run, whose first
@@ -132,9 +133,7 @@ CostEstimate estimateRunCost(const Inputs& inputs, const RunRequest& request, in
     // One prompt chunk on an empty context, beside the decodes of the other users.
     workload::ScenarioConfig prompt = step;
     prompt.contextLength = 0;
-    const double meanIn = mean(scenario.inputTokens, scenario.randomRangeRatio);
-    const auto chunk = static_cast<uint64_t>(std::min(
-        meanIn, static_cast<double>(std::min(scenario.scheduler.prefillChunk, scenario.scheduler.maxTokensPerStep))));
+    const auto chunk = static_cast<uint64_t>(std::min(meanIn, static_cast<double>(chunkLimit)));
     e.promptTilesPerStep = static_cast<double>(runtime::planDecodeStep(inputs.model, prompt, chip, shard, 1,
                                                                        placement.activationBytes, nullptr, 1, chunk)
                                                    .ops.size()) +
