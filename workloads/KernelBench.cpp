@@ -254,6 +254,11 @@ const Schema<KernelDataset>& KernelDataset::schema() {
                     config::nonNegative(),
                     "the core clock the platform chip's first dvfs point stands for; power points' sm_clock are "
                     "taken relative to it (0: every point at the nominal point)")
+          .choice("timing_load", &KernelDataset::sustainedTiming, {{"single", false}, {"sustained", true}},
+                  optional("single"),
+                  "how the kernels were timed: single (each launch on its own; the chip at its nominal clock) or "
+                  "sustained (launched back to back long enough for the board's power limiter to settle: each "
+                  "kernel is simulated under the chip's rated-power limiter in its steady state)")
           .childList("kernels", &KernelDataset::kernels, MeasuredKernel::schema(), required(), "the timed kernels")
           .childList("power", &KernelDataset::power, MeasuredPower::schema(), optional("[]"),
                      "board power under sustained loads")

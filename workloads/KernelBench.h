@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "config/Schema.h"
 #include "hw/chip/ChipConfig.h"
 #include "tlm/Precision.h"
-#include "config/Schema.h"
 #include "workloads/StepPlan.h"
 #include "workloads/Validation.h"
 
@@ -110,6 +110,10 @@ struct KernelDataset {
   /// The core clock the platform chip's nominal operating point stands for: a power point's
   /// `sm_clock` is taken relative to it (0: every point at the nominal point).
   double nominalSmClockHz = 0.0;
+  /// The times are of launches back to back for long enough that the board's power limiter held
+  /// its rating (`timing_load: sustained`): the simulator times each kernel under the chip's
+  /// rated-power limiter in its steady state (power/PowerLimit.h).
+  bool sustainedTiming = false;
   std::vector<MeasuredKernel> kernels;
   std::vector<MeasuredPower> power;
   std::optional<PowerFitSpec> powerFit;

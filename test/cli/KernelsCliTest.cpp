@@ -123,6 +123,56 @@ TEST(KernelsCli, ASoftwareStackStretchesComputeAndMemoryAsInServingRuns) {
   EXPECT_TRUE(b["power"].empty()) << "--only compares no power";
 }
 
+// timing_load sustained: each kernel is timed under the chip's rated-power limiter in its steady
+// state (power/PowerLimit.h). A large fp8 GEMM, which draws far more than 700 W at the nominal clock,
+// slows by its clock, which the limiter holds where the sustained power averages the rating; a
+// memory-bound GEMV, under the rating, keeps its nominal time. A misspelt value is refused.
+TEST(KernelsCli, TimedBackToBackTheComputeBoundKernelsRunAtTheClockTheRatingAllows) {
+  TempDir dir;
+  writeFile(dir.file("single.yaml"), kDataset);
+  std::string sustained = kDataset;
+  sustained.replace(sustained.find("kernels:"), 8, "timing_load: sustained\nkernels:");
+  writeFile(dir.file("sustained.yaml"), sustained);
+  const std::string only = "gemv,gemm";
+  ASSERT_EQ(runScoville({"kernels", dir.file("single.yaml"), "--out", dir.file("a"), "--only", only}).exitCode, 0);
+  const ProcessResult r = runScoville({"kernels", dir.file("sustained.yaml"), "--out", dir.file("b"), "--only", only});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const Json a = Json::parse(readFile(dir.file("a/kernels.json")));
+  const Json b = Json::parse(readFile(dir.file("b/kernels.json")));
+  const Json& gemvA = a["kernels"][3];
+  const Json& gemvB = b["kernels"][3];
+  const Json& gemmA = a["kernels"][4];
+  const Json& gemmB = b["kernels"][4];
+  // Single launches: the nominal clock, no limiter.
+  EXPECT_DOUBLE_EQ(gemmA["clock_scale"].get<double>(), 1.0);
+  EXPECT_TRUE(gemmA["sustained_power_w"].is_null());
+  EXPECT_DOUBLE_EQ(gemmA["simulated_s"].get<double>(), gemmA["simulated_nominal_s"].get<double>());
+  // The GEMV stays under the rating: its nominal time, at the nominal clock.
+  EXPECT_FALSE(gemvB["power_limited"].get<bool>());
+  EXPECT_LT(gemvB["sustained_power_w"].get<double>(), 700.0);
+  EXPECT_DOUBLE_EQ(gemvB["simulated_s"].get<double>(), gemvA["simulated_s"].get<double>());
+  // The GEMM is held at the rating, at a lower mean clock, and slower by about the clock's share
+  // (compute-bound: its time is its cycles over the clock).
+  EXPECT_TRUE(gemmB["power_limited"].get<bool>());
+  EXPECT_NEAR(gemmB["sustained_power_w"].get<double>(), 700.0, 1e-6);
+  const double clock = gemmB["clock_scale"].get<double>();
+  EXPECT_LT(clock, 0.9);
+  EXPECT_GT(clock, 0.49);
+  EXPECT_DOUBLE_EQ(gemmB["simulated_nominal_s"].get<double>(), gemmA["simulated_s"].get<double>());
+  const double slowdown = gemmB["simulated_s"].get<double>() / gemmA["simulated_s"].get<double>();
+  EXPECT_GT(slowdown, 1.0 / clock * 0.9);
+  EXPECT_LE(slowdown, 1.0 / clock * 1.02);
+  EXPECT_GE(gemmB["simulated_s"].get<double>(), gemmB["roofline_s"].get<double>());
+
+  std::string bad = kDataset;
+  bad.replace(bad.find("kernels:"), 8, "timing_load: sustianed\nkernels:");
+  writeFile(dir.file("bad.yaml"), bad);
+  const ProcessResult refused = runScoville({"kernels", dir.file("bad.yaml"), "--out", dir.file("c")});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("timing_load"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("sustained"), std::string::npos) << refused.err;
+}
+
 const char* kPowerFit = R"(power_fit:
   training: [idle, computing]
   parameters:

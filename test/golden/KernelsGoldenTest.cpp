@@ -29,23 +29,39 @@ TEST(KernelsGolden, TheH200DatasetStaysWithinItsClassTolerances) {
     EXPECT_LE(e["measured_fraction_of_roofline"].get<double>(), 1.0) << e["id"] << ": the H200 beat our roofline";
   }
   EXPECT_GE(compared, 200);
-  // MAPE per class as measured when the dataset was added (docs/validation.md), plus a margin of
-  // about two points: the memory-bound classes are the hardware model's own accuracy.
+  // MAPE per class as measured (docs/validation.md), plus a margin of about two points: the
+  // memory-bound classes are the hardware model's own accuracy; the compute-bound ones are timed
+  // under the chip's rated-power limiter (timing_load sustained), without which they were 25.5%
+  // (bf16) and 33.3% (fp8) and attention prefill 59.8%.
   const std::map<std::string, double> maxMape = {{"hbm", 12.5},
-                                                 {"gemm_bf16_memory", 18.0},
-                                                 {"gemm_fp8_memory", 23.5},
-                                                 {"gemm_bf16_compute", 27.5},
-                                                 {"gemm_fp8_compute", 35.5},
-                                                 {"attention_decode", 34.5},
-                                                 {"attention_prefill", 62.0}};
+                                                 {"gemm_bf16_memory", 17.5},
+                                                 {"gemm_fp8_memory", 22.5},
+                                                 {"gemm_bf16_compute", 7.5},
+                                                 {"gemm_fp8_compute", 8.0},
+                                                 {"attention_decode", 31.5},
+                                                 {"attention_prefill", 44.0}};
   for (const auto& [cls, limit] : maxMape) {
     SCOPED_TRACE(cls);
     ASSERT_TRUE(k["summary"].contains(cls));
     EXPECT_LE(k["summary"][cls]["mape_percent"].get<double>(), limit);
   }
-  // cuBLAS reaches about 70% (bf16) and 64% (fp8) of the modelled tensor-core rate on large GEMMs.
-  EXPECT_NEAR(k["summary"]["gemm_bf16_compute"]["fit_efficiency"].get<double>(), 0.71, 0.03);
-  EXPECT_NEAR(k["summary"]["gemm_fp8_compute"]["fit_efficiency"].get<double>(), 0.64, 0.03);
+  // Under the limiter the large GEMMs run at the modelled tensor-core rate of their clock: the line
+  // through the compute-bound points has a slope of about 1 (cuBLAS's apparent 0.71 and 0.64 of the
+  // nominal rate were the clock the 700 W rating allows).
+  EXPECT_NEAR(k["summary"]["gemm_bf16_compute"]["fit_efficiency"].get<double>(), 1.0, 0.05);
+  EXPECT_NEAR(k["summary"]["gemm_fp8_compute"]["fit_efficiency"].get<double>(), 1.0, 0.05);
+  // The limiter's clock for the two GEMMs the power points loaded, against the SM clocks the board
+  // reported under them (1,455 and 1,350 MHz of a nominal 1,980): a prediction of the energy model
+  // and the rating, within 6%.
+  for (const Json& e : k["kernels"]) {
+    const std::map<std::string, double> measuredMhz = {{"gemm-bf16-m8192-k8192-n8192", 1455.0},
+                                                       {"gemm-fp8-m8192-k8192-n8192", 1350.0}};
+    const auto it = measuredMhz.find(e["id"].get<std::string>());
+    if (it == measuredMhz.end()) continue;
+    SCOPED_TRACE(it->first);
+    EXPECT_TRUE(e["power_limited"].get<bool>());
+    EXPECT_NEAR(e["clock_scale"].get<double>() * 1980.0 / it->second, 1.0, 0.06);
+  }
   // Memory-bound GEMMs: the modelled HBM within 10% of the measured rate.
   EXPECT_NEAR(k["summary"]["gemm_bf16_memory"]["fit_efficiency"].get<double>(), 1.0, 0.1);
 }
