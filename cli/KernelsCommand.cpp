@@ -94,12 +94,20 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                        bench.planned());
   }
 
-  // Kernel times.
-  std::vector<workload::KernelComparison> comparisons;
+  // Kernel times; with a timing fit, each compared kernel trains it or is predicted.
+  const std::set<std::string> training =
+      dataset.timingFit ? std::set<std::string>(dataset.timingFit->training.begin(), dataset.timingFit->training.end())
+                        : std::set<std::string>{};
+  const auto roleOf = [&](const std::string& id) -> std::string {
+    if (!dataset.timingFit) return "";
+    return training.count(id) > 0 ? "training" : "predicted";
+  };
+  std::vector<workload::KernelComparison> comparisons, predicted;
+  std::vector<double> trainingMeasured, trainingSimulated;
   Json kernels = Json::array();
   if (!quiet) {
-    out << fmt::format("\n{:<34} {:<18} {:>11} {:>11} {:>11} {:>8} {:>9} {:>6}\n", "kernel", "class", "measured",
-                       "simulated", "roofline", "error", "meas/roof", "clock");
+    out << fmt::format("\n{:<34} {:<18} {:>11} {:>11} {:>11} {:>8} {:>9} {:>6}  {}\n", "kernel", "class", "measured",
+                       "simulated", "roofline", "error", "meas/roof", "clock", dataset.timingFit ? "role" : "");
   }
   for (const workload::MeasuredKernel& k : dataset.kernels) {
     const runtime::KernelRunner::Outcome* o = bench.outcome(k.id);
@@ -121,7 +129,21 @@ int kernelsCommand(const Args& args, std::ostream& out) {
     const workload::KernelComparison c{
         k.id, bench.kernelClass(k.id), k.seconds, simulated, roofline, (simulated - k.seconds) / k.seconds * 100.0};
     comparisons.push_back(c);
+    const std::string role = roleOf(k.id);
+    if (role == "training") {
+      if (o->sustained && o->sustained->limited) {
+        throw config::ConfigError(config::ErrorKind::kInvalidConfig, "timing_fit.training",
+                                  fmt::format("training kernel '{}' runs power-limited: the launch gap is fitted on "
+                                              "kernels at the nominal clock, whose time moves one for one with it",
+                                              k.id));
+      }
+      trainingMeasured.push_back(c.measuredS);
+      trainingSimulated.push_back(c.simulatedS);
+    } else if (role == "predicted") {
+      predicted.push_back(c);
+    }
     entry["status"] = "compared";
+    if (!role.empty()) entry["role"] = role;
     entry["simulated_s"] = c.simulatedS;
     entry["roofline_s"] = c.rooflineS;
     entry["error_percent"] = c.errorPercent;
@@ -133,25 +155,52 @@ int kernelsCommand(const Args& args, std::ostream& out) {
     entry["power_limited"] = o->sustained && o->sustained->limited;
     kernels.push_back(entry);
     if (!quiet) {
-      out << fmt::format("{:<34} {:<18} {:>11} {:>11} {:>11} {:>+7.1f}% {:>9.2f} {:>6.3f}\n", k.id, c.cls,
+      out << fmt::format("{:<34} {:<18} {:>11} {:>11} {:>11} {:>+7.1f}% {:>9.2f} {:>6.3f}  {}\n", k.id, c.cls,
                          formatTime(c.measuredS), formatTime(c.simulatedS), formatTime(c.rooflineS), c.errorPercent,
-                         c.rooflineS / c.measuredS, clock);
+                         c.rooflineS / c.measuredS, clock, role);
     }
   }
-  Json summary = Json::object();
-  out << fmt::format("\n{:<18} {:>6} {:>8} {:>10}  {:<34} {:>12} {:>10}\n", "class", "points", "MAPE", "max |err|",
-                     "worst kernel", "fit: fixed", "efficiency");
-  for (const auto& [cls, s] : workload::summarizeKernels(comparisons)) {
-    out << fmt::format("{:<18} {:>6} {:>7.1f}% {:>9.1f}%  {:<34} {:>12} {:>10}\n", cls, s.error.points, s.error.mape,
-                       s.error.maxAbsErrorPercent, s.error.worstPoint,
-                       s.fitEfficiency > 0 ? formatTime(s.fitOverheadS) : "-",
-                       s.fitEfficiency > 0 ? fmt::format("{:.3f}", s.fitEfficiency) : "-");
-    summary[cls] = {{"points", s.error.points},
-                    {"mape_percent", s.error.mape},
-                    {"max_abs_error_percent", s.error.maxAbsErrorPercent},
-                    {"worst_kernel", s.error.worstPoint},
-                    {"fit_overhead_s", s.fitEfficiency > 0 ? Json(s.fitOverheadS) : Json(nullptr)},
-                    {"fit_efficiency", s.fitEfficiency > 0 ? Json(s.fitEfficiency) : Json(nullptr)}};
+  const auto summarize = [&out](const std::vector<workload::KernelComparison>& rows, const std::string& title) {
+    Json summary = Json::object();
+    out << fmt::format("\n{:<18} {:>6} {:>8} {:>10}  {:<34} {:>12} {:>10}\n", title, "points", "MAPE", "max |err|",
+                       "worst kernel", "fit: fixed", "efficiency");
+    for (const auto& [cls, s] : workload::summarizeKernels(rows)) {
+      out << fmt::format("{:<18} {:>6} {:>7.1f}% {:>9.1f}%  {:<34} {:>12} {:>10}\n", cls, s.error.points, s.error.mape,
+                         s.error.maxAbsErrorPercent, s.error.worstPoint,
+                         s.fitEfficiency > 0 ? formatTime(s.fitOverheadS) : "-",
+                         s.fitEfficiency > 0 ? fmt::format("{:.3f}", s.fitEfficiency) : "-");
+      summary[cls] = {{"points", s.error.points},
+                      {"mape_percent", s.error.mape},
+                      {"max_abs_error_percent", s.error.maxAbsErrorPercent},
+                      {"worst_kernel", s.error.worstPoint},
+                      {"fit_overhead_s", s.fitEfficiency > 0 ? Json(s.fitOverheadS) : Json(nullptr)},
+                      {"fit_efficiency", s.fitEfficiency > 0 ? Json(s.fitEfficiency) : Json(nullptr)}};
+    }
+    return summary;
+  };
+  const Json summary = summarize(comparisons, "class");
+  Json summaryPredicted = nullptr;
+  Json timingFit = nullptr;
+  if (dataset.timingFit) {
+    summaryPredicted = summarize(predicted, "class (predicted)");
+    // The launch gap the training kernels ask for (workloads/KernelBench.h), against the chip's.
+    // A launch crosses the on-chip interconnect to the command processor and back.
+    const double chipLaunchS = chip.commandProcessor.kernelLaunchS;
+    const double hopsS = 2.0 * chip.interconnect.hopLatencyS;
+    const double fitted = workload::fitKernelLaunchS(trainingMeasured, trainingSimulated,
+                                                     chipLaunchS > 0.0 ? chipLaunchS + hopsS : 0.0, hopsS);
+    const bool holds = std::fabs(fitted - chipLaunchS) <= 0.05e-6;
+    out << fmt::format(
+        "\ntiming fit: command_processor.kernel_launch = {} on {} training kernels (least squares of the relative "
+        "error); the chip has {}{}\n",
+        formatTime(fitted), trainingMeasured.size(), formatTime(chipLaunchS),
+        holds ? "" : ": write the fitted value into the chip file");
+    timingFit = {{"parameter", "command_processor.kernel_launch"},
+                 {"fitted_s", fitted},
+                 {"chip_s", chipLaunchS},
+                 {"chip_file_holds_fit", holds},
+                 {"training", trainingMeasured.size()},
+                 {"predicted", predicted.size()}};
   }
 
   // Power under sustained loads, priced with the chip's energy model (workloads/PowerCalibration.h).
@@ -209,6 +258,8 @@ int kernelsCommand(const Args& args, std::ostream& out) {
                        {"software_stack", stack ? Json(stack->name) : Json(nullptr)},
                        {"timing", timing},
                        {"summary", summary},
+                       {"summary_predicted", summaryPredicted},
+                       {"timing_fit", timingFit},
                        {"kernels", kernels},
                        {"power", power}};
   writeFileAtomically((fs::path(outDir) / "kernels.json").string(), result.dump(2) + "\n");

@@ -14,12 +14,13 @@ ChipInterconnect::ChipInterconnect(const sc_core::sc_module_name& name, const In
       toSram("to_sram"),
       toTensorCore("to_tensor_core"),
       toVectorUnit("to_vector_unit"),
+      toCommandProcessor("to_command_processor"),
       m_config(config),
       m_sramCapacity(sramCapacityBytes),
       m_hopLatency(tlm::durationCeil(config.hopLatencyS)),
       m_stats("interconnect", "on-chip network"),
       m_portBusyTime(m_stats.counter("port_busy_time", "s", "data transfer time summed over unit ports")) {
-  const char* names[kPorts] = {"to_memory", "to_sram", "to_tensor_core", "to_vector_unit"};
+  const char* names[kPorts] = {"to_memory", "to_sram", "to_tensor_core", "to_vector_unit", "to_command_processor"};
   for (int p = 0; p < kPorts; ++p) {
     m_portBusyUntil[p] = sc_core::SC_ZERO_TIME;
     m_awaitingEndRequest[p] = false;
@@ -27,7 +28,7 @@ ChipInterconnect::ChipInterconnect(const sc_core::sc_module_name& name, const In
   }
   socket.register_b_transport(this, &ChipInterconnect::bTransport);
   socket.register_nb_transport_fw(this, &ChipInterconnect::nbTransportFw);
-  for (auto* s : {&toMemory, &toSram, &toTensorCore, &toVectorUnit}) {
+  for (auto* s : {&toMemory, &toSram, &toTensorCore, &toVectorUnit, &toCommandProcessor}) {
     s->register_nb_transport_bw(this, &ChipInterconnect::nbTransportBw);
   }
 }
@@ -36,6 +37,7 @@ ChipInterconnect::Port ChipInterconnect::route(::tlm::tlm_generic_payload& paylo
   switch (tlm::opOf(payload).kind) {
     case tlm::OpKind::kGemm: return kTensorCore;
     case tlm::OpKind::kVector: return kVectorUnit;
+    case tlm::OpKind::kLaunch: return kCommandProcessor;
     case tlm::OpKind::kRead:
     case tlm::OpKind::kWrite:
     case tlm::OpKind::kKvRead:
@@ -59,6 +61,7 @@ tlm_utils::simple_initiator_socket<ChipInterconnect>& ChipInterconnect::portSock
     case kSram: return toSram;
     case kTensorCore: return toTensorCore;
     case kVectorUnit: return toVectorUnit;
+    case kCommandProcessor: return toCommandProcessor;
     default: return toMemory;
   }
 }

@@ -1,13 +1,14 @@
 #pragma once
 // On-chip interconnect: a multi-initiator target socket (driver streams, copy engines, switch
 // ports) and one initiator socket per unit. Routing: GEMMs to the tensor core, vector ops to the
-// vector unit, memory and KV ops by address — [kSramBaseAddress, +sram capacity) to the SRAM,
-// everything below to HBM; each unit sees addresses relative to its own window. Every traversal adds the hop latency in
-// each direction. Data to or from a memory unit also crosses that unit's port at `bandwidth`: each port serves
-// transfers in arrival order (busy-until), and a transfer's response is held until its bytes have crossed, so a port
-// slower than its memory caps the memory's achieved bandwidth. Both timing modes are forwarded; approximately-timed
-// responses return to the initiator they came from, and requests from several initiators to one unit are held in order
-// while that unit has not yet granted END_REQ to the previous one (request exclusion on the hop to the unit).
+// vector unit, kernel launches to the command processor, memory and KV ops by address — [kSramBaseAddress, +sram
+// capacity) to the SRAM, everything below to HBM; each unit sees addresses relative to its own window. Every traversal
+// adds the hop latency in each direction. Data to or from a memory unit also crosses that unit's port at `bandwidth`:
+// each port serves transfers in arrival order (busy-until), and a transfer's response is held until its bytes have
+// crossed, so a port slower than its memory caps the memory's achieved bandwidth. Both timing modes are forwarded;
+// approximately-timed responses return to the initiator they came from, and requests from several initiators to one
+// unit are held in order while that unit has not yet granted END_REQ to the previous one (request exclusion on the hop
+// to the unit).
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -34,6 +35,7 @@ class ChipInterconnect : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<ChipInterconnect> toSram;
   tlm_utils::simple_initiator_socket<ChipInterconnect> toTensorCore;
   tlm_utils::simple_initiator_socket<ChipInterconnect> toVectorUnit;
+  tlm_utils::simple_initiator_socket<ChipInterconnect> toCommandProcessor;
 
   ChipInterconnect(const sc_core::sc_module_name& name, const InterconnectConfig& config, double sramCapacityBytes);
   ChipInterconnect(const ChipInterconnect&) = delete;
@@ -44,7 +46,7 @@ class ChipInterconnect : public sc_core::sc_module {
   void attachActivity(const tlm::ActivityBus& bus) { m_activity.attach(bus, name()); }
 
  private:
-  enum Port { kMemory, kSram, kTensorCore, kVectorUnit, kNone, kPorts = kNone };
+  enum Port { kMemory, kSram, kTensorCore, kVectorUnit, kCommandProcessor, kNone, kPorts = kNone };
 
   Port route(::tlm::tlm_generic_payload& payload) const;
   tlm_utils::simple_initiator_socket<ChipInterconnect>& portSocket(Port port);

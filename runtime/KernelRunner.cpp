@@ -9,7 +9,7 @@ KernelRunner::KernelRunner(const sc_core::sc_module_name& name, platform::Platfo
     : sc_core::sc_module(name),
       m_platform(platform),
       m_chip(chip),
-      m_driver("driver", platform.chip(chip).config().sram, mode) {
+      m_driver("driver", platform.chip(chip).config(), mode) {
   for (StepPlan& p : plans) m_plans.push_back(std::make_shared<const StepPlan>(std::move(p)));
   m_driver.loadPort.socket.bind(platform.chip(chip).socket());
   m_driver.computePort.socket.bind(platform.chip(chip).socket());

@@ -177,7 +177,7 @@ PlatformDecodeRunner::PlatformDecodeRunner(const sc_core::sc_module_name& name, 
     }
     hw::Chip& chip = platform.chip(member.chip);
     m_drivers.push_back(std::make_unique<StepDriver>(fmt::format("driver{}", member.chip).c_str(),
-                                                     std::move(m_plan.plans[i]), chip.config().sram, mode));
+                                                     std::move(m_plan.plans[i]), chip.config(), mode));
     m_drivers.back()->loadPort.socket.bind(chip.socket());
     m_drivers.back()->computePort.socket.bind(chip.socket());
     m_drivers.back()->setStack(stack);

@@ -204,7 +204,7 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
   for (int c = 0; c < tp * set.pp; ++c) {
     hw::Chip& chip = m_platform.chip(r->chips[static_cast<std::size_t>(c)]);
     r->drivers.push_back(std::make_unique<StepDriver>(
-        fmt::format("driver{}", r->chips[static_cast<std::size_t>(c)]).c_str(), chip.config().sram, m_mode));
+        fmt::format("driver{}", r->chips[static_cast<std::size_t>(c)]).c_str(), chip.config(), m_mode));
     StepDriver& driver = *r->drivers.back();
     driver.loadPort.socket.bind(chip.socket());
     driver.computePort.socket.bind(chip.socket());

@@ -8,20 +8,21 @@
 
 namespace scoville::runtime {
 
-StepDriver::StepDriver(const sc_core::sc_module_name& name, const hw::SramConfig& sram, tlm::TimingMode mode)
+StepDriver::StepDriver(const sc_core::sc_module_name& name, const hw::ChipConfig& chip, tlm::TimingMode mode)
     : sc_core::sc_module(name),
       loadPort("load", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
       computePort("compute", mode, sc_core::sc_time(kQuantumS, sc_core::SC_SEC)),
-      m_freeBuffers("free_buffers", sram.stagingBuffers),
-      m_loadIssue(sram.loadIssue) {
+      m_freeBuffers("free_buffers", chip.sram.stagingBuffers),
+      m_loadIssue(chip.sram.loadIssue),
+      m_chipLaunches(chip.commandProcessor.launchesKernels()) {
   SC_HAS_PROCESS(StepDriver);
   SC_THREAD(loadStream);
   SC_THREAD(computeStream);
 }
 
-StepDriver::StepDriver(const sc_core::sc_module_name& name, StepPlan plan, const hw::SramConfig& sram,
+StepDriver::StepDriver(const sc_core::sc_module_name& name, StepPlan plan, const hw::ChipConfig& chip,
                        tlm::TimingMode mode)
-    : StepDriver(name, sram, mode) {
+    : StepDriver(name, chip, mode) {
   m_plan = std::make_shared<const StepPlan>(std::move(plan));
   m_timings.assign(m_plan->ops.size(), OpTiming{});
   m_running = true;
@@ -94,11 +95,17 @@ void StepDriver::loadStream() {
     for (std::size_t i = 0; i < m_plan->ops.size() && m_error.empty(); ++i) {
       const PlannedOp& op = m_plan->ops[i];
       loadPort.sync();
-      if (m_stack != nullptr && m_stack->kernelLaunchS > 0.0 && SoftwareStackConfig::startsKernel(m_plan->ops, i)) {
+      const double stackLaunchS = m_stack != nullptr ? m_stack->kernelLaunchS : 0.0;
+      if ((m_chipLaunches || stackLaunchS > 0.0) && SoftwareStackConfig::startsKernel(m_plan->ops, i)) {
         // Kernels on one stream: this one is launched once the previous kernel and its collective
-        // have ended, and only then loads its operands.
+        // have ended (the stack's launch time, then the chip's command processor), and only then
+        // loads its operands.
         while (m_opsDone < i && m_error.empty()) sc_core::wait(m_opDone);
-        sc_core::wait(sc_core::sc_time(m_stack->kernelLaunchS, sc_core::SC_SEC));
+        if (stackLaunchS > 0.0) sc_core::wait(sc_core::sc_time(stackLaunchS, sc_core::SC_SEC));
+        if (m_chipLaunches && m_error.empty()) {
+          if (!issue(loadPort, tlm::OpKind::kLaunch, 0, 0, nullptr, op)) break;
+          loadPort.sync();
+        }
       }
       if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
       m_timings[i].loadStart = sc_core::sc_time_stamp();

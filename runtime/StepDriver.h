@@ -54,11 +54,12 @@ class StepDriver : public sc_core::sc_module {
     sc_core::sc_time collectiveEnd;  ///< end of the collective and pipeline send after the op (or computeEnd)
   };
 
-  /// sram: the chip's staging buffers, shared by the two streams (chip.sram.staging_buffers), and
-  /// how the load stream issues their requests (load_issue). The driver runs `plan` from time
-  /// zero; without a plan it waits for post().
-  StepDriver(const sc_core::sc_module_name& name, StepPlan plan, const hw::SramConfig& sram, tlm::TimingMode mode);
-  StepDriver(const sc_core::sc_module_name& name, const hw::SramConfig& sram, tlm::TimingMode mode);
+  /// chip: its staging buffers, shared by the two streams (sram.staging_buffers), how the load
+  /// stream issues their requests (sram.load_issue), and whether its command processor launches
+  /// kernels (command_processor.kernel_launch). The driver runs `plan` from time zero; without a
+  /// plan it waits for post().
+  StepDriver(const sc_core::sc_module_name& name, StepPlan plan, const hw::ChipConfig& chip, tlm::TimingMode mode);
+  StepDriver(const sc_core::sc_module_name& name, const hw::ChipConfig& chip, tlm::TimingMode mode);
   StepDriver(const StepDriver&) = delete;
   StepDriver& operator=(const StepDriver&) = delete;
 
@@ -152,14 +153,15 @@ class StepDriver : public sc_core::sc_module {
   sc_core::sc_time m_rawLoadEnd, m_stretchedLoadEnd;
   sc_core::sc_semaphore m_freeBuffers;  // staging buffers not holding a tile
   const hw::LoadIssue m_loadIssue;
+  const bool m_chipLaunches;  // the chip's command processor launches kernels (a launch gap)
   tlm::PayloadPool m_pool;
   const StepDriver* m_leader = nullptr;  // the driver this step mirrors, if any
   std::size_t m_opsComputed = 0;         // ops of the current step whose compute has ended
   sc_core::sc_event m_opComputed;        // notified at each op's compute end
   std::size_t m_opsDone = 0;             // ops of the current step whose compute and collective have ended
   sc_core::sc_event m_opDone;            // notified at each op's end (compute and collective)
-  bool m_running = false;      // a step is posted and its compute has not finished
-  bool m_loadPending = false;  // the load stream has not started the posted step
+  bool m_running = false;                // a step is posted and its compute has not finished
+  bool m_loadPending = false;            // the load stream has not started the posted step
   uint64_t m_steps = 0;
   sc_core::sc_event m_posted;
   sc_core::sc_event m_stepDone;

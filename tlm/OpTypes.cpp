@@ -11,6 +11,7 @@ const char* opKindName(OpKind kind) {
     case OpKind::kGemm: return "gemm";
     case OpKind::kVector: return "vector";
     case OpKind::kSend: return "send";
+    case OpKind::kLaunch: return "launch";
   }
   return "?";
 }

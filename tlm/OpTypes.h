@@ -18,6 +18,7 @@ enum class OpKind {
   kGemm,      ///< matrix multiply `count` x (M x K) * (K x N) on a tensor core
   kVector,    ///< `elementOps` element operations (norm, softmax, activation) on a vector unit
   kSend,      ///< move `bytes` from chip `srcChip` to chip `dstChip` over the switch fabric
+  kLaunch,    ///< start one kernel on the chip's stream (its command processor)
 };
 
 /// Stable name of an op kind, for statistics and messages.

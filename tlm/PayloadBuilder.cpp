@@ -4,7 +4,7 @@ namespace scoville::tlm {
 
 ::tlm::tlm_command PayloadBuilder::command() const {
   if (isMemoryWrite(m_op.kind) || m_op.kind == OpKind::kSend) return ::tlm::TLM_WRITE_COMMAND;
-  if (m_op.kind == OpKind::kGemm) return ::tlm::TLM_IGNORE_COMMAND;
+  if (m_op.kind == OpKind::kGemm || m_op.kind == OpKind::kLaunch) return ::tlm::TLM_IGNORE_COMMAND;
   return ::tlm::TLM_READ_COMMAND;
 }
 

@@ -237,6 +237,30 @@ const Schema<PowerFitSpec>& PowerFitSpec::schema() {
   return s;
 }
 
+const Schema<TimingFitSpec>& TimingFitSpec::schema() {
+  static const Schema<TimingFitSpec> s =
+      Schema<TimingFitSpec>("timing_fit",
+                            "Which kernels train the chip's one fitted timing constant, "
+                            "command_processor.kernel_launch (docs/validation.md#the-launch-gap); the rest are "
+                            "predicted.")
+          .textList("training", &TimingFitSpec::training, required(),
+                    "the kernels the launch gap is fitted on (compared kernels, at most half of them, each run at the "
+                    "nominal clock); `scoville kernels` lists them apart from the predicted ones");
+  return s;
+}
+
+double fitKernelLaunchS(const std::vector<double>& measuredS, const std::vector<double>& simulatedS, double gapS,
+                        double hopsS) {
+  // Minimise sum ((s_i + d - m_i) / m_i)^2 over the shift d: d = sum((m - s) / m^2) / sum(1 / m^2).
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < measuredS.size() && i < simulatedS.size(); ++i) {
+    const double w = 1.0 / (measuredS[i] * measuredS[i]);
+    num += (measuredS[i] - simulatedS[i]) * w;
+    den += w;
+  }
+  return den > 0.0 ? std::max(0.0, gapS + num / den - hopsS) : std::max(0.0, gapS - hopsS);
+}
+
 const Schema<KernelDataset>& KernelDataset::schema() {
   static const Schema<KernelDataset> s =
       Schema<KernelDataset>("kernel_dataset",
@@ -264,6 +288,8 @@ const Schema<KernelDataset>& KernelDataset::schema() {
                      "board power under sustained loads")
           .optionalChild("power_fit", &KernelDataset::powerFit, PowerFitSpec::schema(),
                          "how `scoville calibrate-power` fits the platform chip's energy constants on the power points")
+          .optionalChild("timing_fit", &KernelDataset::timingFit, TimingFitSpec::schema(),
+                         "which kernels train the chip's launch gap (`scoville kernels` fits it and predicts the rest)")
           .check("ids are unique and power loads name kernels", [](const KernelDataset& d, const Node& n) {
             checkUniqueIds(d.kernels, n.at("kernels"), "kernel");
             if (!d.power.empty()) checkUniqueIds(d.power, n.at("power"), "power");
@@ -275,6 +301,33 @@ const Schema<KernelDataset>& KernelDataset::schema() {
                 n.at("power").at(i).at("kernel").fail(
                     ErrorKind::kUnknownName,
                     fmt::format("power '{}' names kernel '{}', which the dataset does not have", p.id, p.kernel));
+              }
+            }
+            if (d.timingFit) {
+              std::set<std::string> compared;
+              for (const MeasuredKernel& k : d.kernels) {
+                if (k.exclude.empty()) compared.insert(k.id);
+              }
+              const Node training = n.at("timing_fit").at("training");
+              std::set<std::string> seen;
+              for (std::size_t i = 0; i < d.timingFit->training.size(); ++i) {
+                const std::string& id = d.timingFit->training[i];
+                if (compared.count(id) == 0) {
+                  training.at(i).fail(
+                      ErrorKind::kUnknownName,
+                      fmt::format("{}: training kernel '{}' is not one of the dataset's compared kernels",
+                                  training.at(i).path(), id));
+                }
+                if (!seen.insert(id).second) {
+                  training.at(i).fail(ErrorKind::kInvalidConfig,
+                                      fmt::format("training kernel '{}' is listed twice", id));
+                }
+              }
+              if (d.timingFit->training.empty() || d.timingFit->training.size() * 2 > compared.size()) {
+                training.fail(ErrorKind::kInvalidConfig,
+                              fmt::format("{} training kernels of {} compared: the fit needs at least one, and at "
+                                          "most half of them may train it, the rest are predicted",
+                                          d.timingFit->training.size(), compared.size()));
               }
             }
             if (d.powerFit) {

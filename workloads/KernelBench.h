@@ -98,6 +98,22 @@ struct PowerFitSpec {
   static const config::Schema<PowerFitSpec>& schema();
 };
 
+/// Which kernels train the timing model's fitted constant, the chip's command_processor.kernel_launch
+/// (the launch gap between kernels); the rest are predicted.
+struct TimingFitSpec {
+  std::vector<std::string> training;
+
+  static const config::Schema<TimingFitSpec>& schema();
+};
+
+/// The kernel_launch that fits the training kernels best (least squares of the relative error):
+/// each training kernel is one launch at the nominal clock, so its time moves one for one with the
+/// gap before it, and the fit is closed-form. `gapS` is the whole gap the simulated times include
+/// (0 when the chip launched nothing), `hopsS` the part of a gap that is not kernel_launch (the
+/// launch's on-chip hops); `measuredS` and `simulatedS` are the training kernels'. Clamped at 0.
+double fitKernelLaunchS(const std::vector<double>& measuredS, const std::vector<double>& simulatedS, double gapS,
+                        double hopsS);
+
 struct KernelDataset {
   std::string name;
   std::string description;
@@ -117,6 +133,7 @@ struct KernelDataset {
   std::vector<MeasuredKernel> kernels;
   std::vector<MeasuredPower> power;
   std::optional<PowerFitSpec> powerFit;
+  std::optional<TimingFitSpec> timingFit;
 
   static const config::Schema<KernelDataset>& schema();
 };

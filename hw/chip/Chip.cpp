@@ -13,6 +13,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
       m_vectorUnit("vector_unit", config.vectorUnit),
       m_hbm("hbm", config.hbm),
       m_sram("sram", config.sram),
+      m_commandProcessor("command_processor", config.commandProcessor),
       m_stats(basename(), "chip " + config.name) {
   // The power manager hears the units first: a decision it takes on an event's arrival is
   // announced before any power listener prices the event.
@@ -34,6 +35,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
     connect(*m_rtlTensorCore);
   }
   m_interconnect.toVectorUnit.bind(m_vectorUnit.socket);
+  m_interconnect.toCommandProcessor.bind(m_commandProcessor.socket);
   m_interconnect.attachActivity(m_activityBus);
   m_vectorUnit.setClockDomain(m_powerManager.coreClock());
   m_vectorUnit.attachActivity(m_activityBus);
@@ -45,6 +47,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
   m_stats.addChild(m_hbm.stats());
   m_stats.addChild(m_sram.stats());
   m_stats.addChild(m_powerManager.stats());
+  if (config.commandProcessor.launchesKernels()) m_stats.addChild(m_commandProcessor.stats());
 }
 
 void Chip::setActiveTensorArrays(int arrays) {

@@ -1,5 +1,6 @@
 #pragma once
-// A chip: tensor core, vector unit, HBM controller and SRAM joined by the on-chip interconnect.
+// A chip: tensor core, vector unit, HBM controller, SRAM and the command processor that launches
+// kernels, joined by the on-chip interconnect.
 // Initiators (the workload driver's streams, the copy engines and switch ports) bind to socket().
 
 #include <memory>
@@ -7,6 +8,7 @@
 #include <systemc>
 
 #include "hw/ChipInterconnect.h"
+#include "hw/CommandProcessor.h"
 #include "hw/RtlTensorCore.h"
 #include "hw/Sram.h"
 #include "hw/TensorCore.h"
@@ -56,6 +58,7 @@ class Chip : public sc_core::sc_module {
   VectorUnit m_vectorUnit;
   MemoryController m_hbm;
   Sram m_sram;
+  CommandProcessor m_commandProcessor;
   stats::Group m_stats;
 };
 

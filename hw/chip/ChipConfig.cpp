@@ -33,6 +33,9 @@ const Schema<ChipConfig>& ChipConfig::schema() {
           .child("interconnect", &ChipConfig::interconnect, InterconnectConfig::schema(), required(), "on-chip network")
           .child("fabric_ports", &ChipConfig::fabricPorts, FabricPortsConfig::schema(), required(),
                  "ports on the inter-chip fabric")
+          .child("command_processor", &ChipConfig::commandProcessor, CommandProcessorConfig::schema(), optional("{}"),
+                 "the front end that starts kernels: the launch gap between them (absent: none, work streams "
+                 "from one op to the next)")
           .optionalChild("power", &ChipConfig::power, power::ChipEnergyConfig::schema(),
                          "energy of the units' activity and their static power; absent: no power analysis")
           .optionalChild("thermal", &ChipConfig::thermal, power::ThermalConfig::schema(),

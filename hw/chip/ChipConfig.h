@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/Schema.h"
+#include "hw/CommandProcessorConfig.h"
 #include "hw/InterconnectConfig.h"
 #include "hw/SramConfig.h"
 #include "hw/TensorCoreConfig.h"
@@ -40,6 +41,7 @@ struct ChipConfig {
   SramConfig sram;
   InterconnectConfig interconnect;
   FabricPortsConfig fabricPorts;
+  CommandProcessorConfig commandProcessor;
   std::optional<power::ChipEnergyConfig> power;  ///< absent: the chip's power is not modelled
   std::optional<power::ThermalConfig> thermal;   ///< absent: no thermal model (needs power)
 

@@ -3,6 +3,7 @@
 // listed, power as the chip's static power plus the load's energy rate, byte-identical reruns,
 // and bad input refused before anything runs. The shipped H200 dataset's fidelity is guarded in
 // golden/KernelsGoldenTest.cpp.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -237,6 +238,58 @@ TEST(CalibratePowerCli, FitsTheNamedConstantsOnTheTrainingPointsAndPredictsTheRe
   EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.err.find("power_fit"), std::string::npos) << bad.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("x/calibrate-power.json")));
+}
+
+// timing_fit: the chip's launch gap fitted on the named kernels in closed form. With one training
+// kernel the fit is the gap that makes it exact: written into the chip (--set), the kernel's
+// simulated time is its measured one and the file holds the fit. The others are predicted and
+// summarised apart. A training id the dataset lacks, or more than half the kernels, is refused.
+TEST(KernelsCli, TheLaunchGapIsFittedOnTheTrainingKernelsAndThePredictedOnesAreSummarisedApart) {
+  TempDir dir;
+  std::string fit = kDataset;
+  fit.replace(fit.find("kernels:"), 8, "timing_fit: {training: [gemv]}\nkernels:");
+  fit.replace(fit.find("time: 110 us"), 12, "time: 125 us");  // above the simulated GEMV without a gap
+  writeFile(dir.file("fit.yaml"), fit);
+  const std::string gap = "platform.chip_types[0].command_processor.kernel_launch=";
+  const ProcessResult r =
+      runScoville({"kernels", dir.file("fit.yaml"), "--out", dir.file("a"), "-q", "--set", gap + "0 s"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const Json a = Json::parse(readFile(dir.file("a/kernels.json")));
+  EXPECT_EQ(a["kernels"][3]["role"], "training");
+  EXPECT_EQ(a["kernels"][4]["role"], "predicted");
+  EXPECT_FALSE(a["kernels"][2].contains("role")) << "an excluded kernel neither trains nor is predicted";
+  EXPECT_EQ(a["timing_fit"]["training"], 1);
+  EXPECT_EQ(a["timing_fit"]["predicted"], 5);
+  EXPECT_FALSE(a["timing_fit"]["chip_file_holds_fit"].get<bool>());
+  EXPECT_FALSE(a["summary_predicted"].contains("gemm_bf16_memory")) << "the GEMV trained the fit";
+  EXPECT_TRUE(a["summary_predicted"].contains("gemm_fp8_compute"));
+  // Without a gap the GEMV is short of its 125 us by the gap and the launch's two 50 ns hops.
+  const double fitted = a["timing_fit"]["fitted_s"].get<double>();
+  EXPECT_NEAR(fitted, 125e-6 - a["kernels"][3]["simulated_s"].get<double>() - 0.1e-6, 1e-12);
+  EXPECT_GT(fitted, 0.0);
+  const ProcessResult again = runScoville({"kernels", dir.file("fit.yaml"), "--out", dir.file("b"), "-q", "--set",
+                                           gap + fmt::format("{:.6f} us", fitted * 1e6)});
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  const Json b = Json::parse(readFile(dir.file("b/kernels.json")));
+  EXPECT_TRUE(b["timing_fit"]["chip_file_holds_fit"].get<bool>());
+  // (to a few nanoseconds: starting later, the kernel meets the HBM's refreshes elsewhere)
+  EXPECT_NEAR(b["kernels"][3]["simulated_s"].get<double>(), 125e-6, 10e-9);
+  EXPECT_NEAR(b["timing_fit"]["fitted_s"].get<double>(), fitted, 10e-9);
+
+  std::string unknown = kDataset;
+  unknown.replace(unknown.find("kernels:"), 8, "timing_fit: {training: [gemv, nope]}\nkernels:");
+  writeFile(dir.file("unknown.yaml"), unknown);
+  ProcessResult refused = runScoville({"kernels", dir.file("unknown.yaml"), "--out", dir.file("c")});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("'nope'"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("timing_fit"), std::string::npos) << refused.err;
+  std::string most = kDataset;
+  most.replace(most.find("kernels:"), 8, "timing_fit: {training: [gemv, gemm, read, write]}\nkernels:");
+  writeFile(dir.file("most.yaml"), most);
+  refused = runScoville({"kernels", dir.file("most.yaml"), "--out", dir.file("c")});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("at most half"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("c/kernels.json")));
 }
 
 TEST(KernelsCli, BadInputIsRefusedNamingTheFileOrKeyAndNothingIsWritten) {

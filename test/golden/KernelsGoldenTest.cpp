@@ -29,22 +29,31 @@ TEST(KernelsGolden, TheH200DatasetStaysWithinItsClassTolerances) {
     EXPECT_LE(e["measured_fraction_of_roofline"].get<double>(), 1.0) << e["id"] << ": the H200 beat our roofline";
   }
   EXPECT_GE(compared, 200);
-  // MAPE per class as measured (docs/validation.md), plus a margin of about two points: the
-  // memory-bound classes are the hardware model's own accuracy; the compute-bound ones are timed
-  // under the chip's rated-power limiter (timing_load sustained), without which they were 25.5%
-  // (bf16) and 33.3% (fp8) and attention prefill 59.8%.
+  // MAPE per class as measured (docs/validation.md), plus a margin of about two points, over all
+  // compared kernels and over the predicted ones alone: the memory-bound classes are the hardware
+  // model's own accuracy and the chip's launch gap; the compute-bound ones are timed under the
+  // chip's rated-power limiter (timing_load sustained). Without the two, the classes were 10.4%,
+  // 15.8%, 21.4%, 25.5%, 33.3%, 30.1% and 59.8%.
   const std::map<std::string, double> maxMape = {{"hbm", 12.5},
-                                                 {"gemm_bf16_memory", 17.5},
-                                                 {"gemm_fp8_memory", 22.5},
-                                                 {"gemm_bf16_compute", 7.5},
-                                                 {"gemm_fp8_compute", 8.0},
-                                                 {"attention_decode", 31.5},
-                                                 {"attention_prefill", 44.0}};
-  for (const auto& [cls, limit] : maxMape) {
-    SCOPED_TRACE(cls);
-    ASSERT_TRUE(k["summary"].contains(cls));
-    EXPECT_LE(k["summary"][cls]["mape_percent"].get<double>(), limit);
+                                                 {"gemm_bf16_memory", 13.0},
+                                                 {"gemm_fp8_memory", 9.0},
+                                                 {"gemm_bf16_compute", 9.5},
+                                                 {"gemm_fp8_compute", 9.5},
+                                                 {"attention_decode", 26.0},
+                                                 {"attention_prefill", 43.5}};
+  for (const char* summary : {"summary", "summary_predicted"}) {
+    for (const auto& [cls, limit] : maxMape) {
+      SCOPED_TRACE(std::string(summary) + " " + cls);
+      ASSERT_TRUE(k[summary].contains(cls));
+      EXPECT_LE(k[summary][cls]["mape_percent"].get<double>(), limit);
+    }
   }
+  // The launch gap is fitted on the dataset's twelve decode GEMVs and the chip file holds it; the
+  // other kernels are predicted.
+  EXPECT_EQ(k["timing_fit"]["training"], 12);
+  EXPECT_GE(k["timing_fit"]["predicted"].get<int>(), 190);
+  EXPECT_TRUE(k["timing_fit"]["chip_file_holds_fit"].get<bool>()) << "write the fitted kernel_launch into the chip";
+  EXPECT_NEAR(k["timing_fit"]["fitted_s"].get<double>(), 2.87e-6, 0.05e-6);
   // Under the limiter the large GEMMs run at the modelled tensor-core rate of their clock: the line
   // through the compute-bound points has a slope of about 1 (cuBLAS's apparent 0.71 and 0.64 of the
   // nominal rate were the clock the 700 W rating allows).

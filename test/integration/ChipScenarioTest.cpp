@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "hw/chip/Chip.h"
 #include "hw/TensorCore.h"
+#include "hw/chip/Chip.h"
 #include "platforms/Platform.h"
 #include "runtime/PlatformDecode.h"
 #include "runtime/StepDriver.h"
@@ -94,8 +94,7 @@ TEST(ChipScenario, ActivityEventsAccountForEveryUnitsWork) {
   const double vectorOps = plan.vectorOps;
   platform::Platform platform("platform", config);
   platform.chip(0).activityBus().subscribe(totals);
-  runtime::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram,
-                             tlm::TimingMode::kApproximatelyTimed);
+  runtime::StepDriver driver("driver", std::move(plan), config.chipConfig(0), tlm::TimingMode::kApproximatelyTimed);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();
@@ -220,7 +219,7 @@ double decodeStep(int batch, int context, double maxOverBound, tlm::TimingMode m
       runtime::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, context), config.chipConfig(0));
   const double bound = std::max(plan.memoryBoundS(config.chipConfig(0)), plan.computeBoundS(config.chipConfig(0)));
   platform::Platform platform("platform", config);
-  runtime::StepDriver driver("driver", std::move(plan), config.chipConfig(0).sram, mode);
+  runtime::StepDriver driver("driver", std::move(plan), config.chipConfig(0), mode);
   driver.loadPort.socket.bind(platform.chip(0).socket());
   driver.computePort.socket.bind(platform.chip(0).socket());
   sc_core::sc_start();
@@ -274,7 +273,7 @@ struct DecodeStepRig {
     drivers.push_back(std::make_unique<runtime::StepDriver>(
         fmt::format("driver{}", n).c_str(),
         runtime::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, 2048), config.chipConfig(0)),
-        config.chipConfig(0).sram, tlm::TimingMode::kLooselyTimed));
+        config.chipConfig(0), tlm::TimingMode::kLooselyTimed));
     drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
     drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
     drivers.back()->setStack(stack);
@@ -339,6 +338,47 @@ TEST(ChipScenario, AStackWithAKernelLaunchLatencyRunsTheKernelsOneAfterAnother) 
   const double added = launched.stepTime().to_seconds() - streamed.stepTime().to_seconds();
   EXPECT_GT(added, static_cast<double>(kernels) * gpu.kernelLaunchS) << "launches plus unhidden first tiles";
   EXPECT_LT(added, static_cast<double>(kernels) * (gpu.kernelLaunchS + 5e-6));
+}
+
+// The launch gap as hardware: a chip whose command processor takes `kernel_launch` per kernel runs
+// a step as a stack with the same whole gap does (the chip's gap is its kernel_launch plus the
+// launch's two on-chip hops), to the picosecond; its statistics count one launch per kernel. Both
+// together add up.
+TEST(ChipScenario, AChipsCommandProcessorLaunchesTheKernelsAsAStacksLaunchLatencyDoes) {
+  test::claimElaboration();
+  platform::PlatformConfig config = shippedPlatform("jalapeno");
+  const double hops = 2.0 * config.chipTypes[0].interconnect.hopLatencyS;
+  workload::SoftwareStackConfig gpu;
+  gpu.kernelLaunchS = 5e-6;
+  DecodeStepRig rig;
+  const runtime::StepDriver& byStack = rig.add(config, 4, &gpu);
+  config.chipTypes[0].commandProcessor.kernelLaunchS = gpu.kernelLaunchS - hops;
+  const runtime::StepDriver& byChip = rig.add(config, 4, nullptr);
+  workload::SoftwareStackConfig rest;
+  rest.kernelLaunchS = 1e-6;
+  const runtime::StepDriver& both = rig.add(config, 4, &rest);
+  sc_core::sc_start();
+  for (const auto& d : rig.drivers) ASSERT_TRUE(d->finished()) << d->error();
+  EXPECT_EQ(byChip.stepTime(), byStack.stepTime());
+  std::size_t kernels = 0;
+  for (std::size_t i = 0; i < byChip.plan().ops.size(); ++i) {
+    if (workload::SoftwareStackConfig::startsKernel(byChip.plan().ops, i)) ++kernels;
+  }
+  const auto launches = [&](std::size_t platform) {
+    return rig.platforms[platform]
+        ->chip(0)
+        .stats()
+        .toJson()["groups"]["command_processor"]["stats"]["launches"]["value"]
+        .get<double>();
+  };
+  EXPECT_DOUBLE_EQ(launches(1), static_cast<double>(kernels));
+  EXPECT_FALSE(rig.platforms[0]->chip(0).stats().toJson()["groups"].contains("command_processor"))
+      << "a chip without a launch gap has no command processor statistics";
+  // The stack's time and the chip's follow one another: each kernel 1 us later still (and a little
+  // more: the HBM's refreshes fall elsewhere in the longer step).
+  const double added = both.stepTime().to_seconds() - byChip.stepTime().to_seconds();
+  EXPECT_GE(added, static_cast<double>(kernels) * rest.kernelLaunchS);
+  EXPECT_LT(added, static_cast<double>(kernels) * rest.kernelLaunchS * 1.05);
 }
 
 // The multi-module AT run with the base-protocol checker on every initiator and target socket.

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "test/support/Shipped.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "test/support/Shipped.h"
 #include "workloads/KernelBench.h"
 #include "workloads/Roofline.h"
 #include "workloads/StepPlan.h"
@@ -186,6 +186,21 @@ TEST(KernelSummary, RecoversAnOverheadAndEfficiencyLineAndTheMape) {
   EXPECT_EQ(s.at("hbm").error.points, 1u);
   EXPECT_EQ(s.at("hbm").fitEfficiency, 0.0) << "one point fits no line";
   EXPECT_DOUBLE_EQ(s.at("hbm").error.mape, 10.0);
+}
+
+// The launch gap's closed form: the shift d minimising sum(((s + d - m) / m)^2) is
+// sum((m - s) / m^2) / sum(1 / m^2); the fitted kernel_launch is the gap the runs had plus d, less
+// the launch's hops; clamped at 0.
+TEST(KernelTimingFit, TheLaunchGapIsTheRelativeLeastSquaresShift) {
+  // Two kernels 3 us and 5 us short at 10 and 20 us: d = (3e-6 / 1e-10 + 5e-6 / 4e-10) / (1 / 1e-10
+  // + 1 / 4e-10) = (3e4 + 1.25e4) / (1.25e10) = 3.4 us.
+  EXPECT_NEAR(fitKernelLaunchS({10e-6, 20e-6}, {7e-6, 15e-6}, 0.0, 0.0), 3.4e-6, 1e-15);
+  // Run with a gap of 2 us (1.9 us of it kernel_launch, 0.1 us of hops): the same shift on top.
+  EXPECT_NEAR(fitKernelLaunchS({10e-6, 20e-6}, {7e-6, 15e-6}, 2e-6, 0.1e-6), 5.3e-6, 1e-15);
+  // Kernels already too slow: no negative gap.
+  EXPECT_DOUBLE_EQ(fitKernelLaunchS({10e-6}, {12e-6}, 0.0, 0.1e-6), 0.0);
+  // No training kernel: the gap the runs had, less the hops.
+  EXPECT_NEAR(fitKernelLaunchS({}, {}, 3e-6, 0.1e-6), 2.9e-6, 1e-15);
 }
 
 TEST(KernelDataset, TheShippedH200DatasetLoadsAndEveryKernelPlans) {

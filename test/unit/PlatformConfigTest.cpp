@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "config/Loader.h"
 #include "platforms/PlatformConfig.h"
 #include "runtime/PlatformDecode.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
-#include "config/Loader.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::platform {
@@ -85,6 +85,28 @@ TEST(PlatformConfig, OverridesReachIntoListsAndIncludedFiles) {
     EXPECT_EQ(e.kind(), ErrorKind::kBadOverride);
     EXPECT_NE(e.message().find("a list of 1 entries"), std::string::npos) << e.message();
   }
+}
+
+// The launch gap of a chip type: absent it is 0 (work streams from op to op), given it needs a
+// time; a number without a unit, a negative time or a misspelt key is refused, naming the key.
+TEST(PlatformConfig, ACommandProcessorsLaunchGapIsATimeAndAbsentIsNone) {
+  const std::string text = platformText(1, "  topology: none");
+  EXPECT_FALSE(parse(text).chipConfig(0).commandProcessor.launchesKernels());
+  const PlatformConfig c = parse(text, {{"chip_types[0].command_processor.kernel_launch", "2.5 us"}});
+  EXPECT_DOUBLE_EQ(c.chipConfig(0).commandProcessor.kernelLaunchS, 2.5e-6);
+  EXPECT_TRUE(c.chipConfig(0).commandProcessor.launchesKernels());
+  const auto refused = [&](const std::string& key, const std::string& value, ErrorKind kind) {
+    try {
+      parse(text, {{"chip_types[0].command_processor." + key, value}});
+      ADD_FAILURE() << key << "=" << value << " accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.kind(), kind) << e.what();
+      EXPECT_NE((e.location() + " " + e.message()).find(key), std::string::npos) << e.what();
+    }
+  };
+  refused("kernel_launch", "2.5", ErrorKind::kBadUnit);
+  refused("kernel_launch", "-1 us", ErrorKind::kOutOfRange);
+  refused("kernel_lauch", "2 us", ErrorKind::kUnknownKey);
 }
 
 TEST(PlatformConfig, IncludeErrorsNameTheFileAndTheIncludingKey) {
