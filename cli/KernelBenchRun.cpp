@@ -11,6 +11,14 @@ KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const pla
                                const workload::SoftwareStackConfig* stack, tlm::TimingMode mode,
                                const std::set<std::string>& selected, bool withPowerLoads) {
   const hw::ChipConfig& chip = config.chipConfig(0);
+  if (dataset.sustainedTiming && config.power.governor.kind != power::GovernorKind::kNone) {
+    // The limiter's steady state is computed from runs at fixed points; a governor would move them.
+    throw config::ConfigError(config::ErrorKind::kInvalidConfig, "platform.power.governor",
+                              fmt::format("dataset '{}' was timed back to back (timing_load: sustained), which "
+                                          "`kernels` simulates under the chip's rated-power limiter in its steady "
+                                          "state; run it on a platform without a governor (impl none)",
+                                          dataset.name));
+  }
   const std::set<std::string> powerLoads = withPowerLoads ? powerKernels(dataset) : std::set<std::string>{};
   std::vector<workload::StepPlan> plans;
   for (std::size_t i = 0; i < dataset.kernels.size(); ++i) {

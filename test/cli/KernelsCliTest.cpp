@@ -165,6 +165,12 @@ TEST(KernelsCli, TimedBackToBackTheComputeBoundKernelsRunAtTheClockTheRatingAllo
   EXPECT_LE(slowdown, 1.0 / clock * 1.02);
   EXPECT_GE(gemmB["simulated_s"].get<double>(), gemmB["roofline_s"].get<double>());
 
+  // A platform governor would move the clock of the runs the steady state is computed from.
+  const ProcessResult governed = runScoville({"kernels", dir.file("sustained.yaml"), "--out", dir.file("g"), "--set",
+                                              "platform.power.governor.impl=cap_rated"});
+  EXPECT_EQ(governed.exitCode, 2);
+  EXPECT_NE(governed.err.find("platform.power.governor"), std::string::npos) << governed.err;
+
   std::string bad = kDataset;
   bad.replace(bad.find("kernels:"), 8, "timing_load: sustianed\nkernels:");
   writeFile(dir.file("bad.yaml"), bad);
