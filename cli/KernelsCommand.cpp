@@ -187,20 +187,26 @@ int kernelsCommand(const Args& args, std::ostream& out) {
     // A launch crosses the on-chip interconnect to the command processor and back.
     const double chipLaunchS = chip.commandProcessor.kernelLaunchS;
     const double hopsS = 2.0 * chip.interconnect.hopLatencyS;
-    const double fitted = workload::fitKernelLaunchS(trainingMeasured, trainingSimulated,
-                                                     chipLaunchS > 0.0 ? chipLaunchS + hopsS : 0.0, hopsS);
-    const bool holds = std::fabs(fitted - chipLaunchS) <= 0.05e-6;
-    out << fmt::format(
-        "\ntiming fit: command_processor.kernel_launch = {} on {} training kernels (least squares of the relative "
-        "error); the chip has {}{}\n",
-        formatTime(fitted), trainingMeasured.size(), formatTime(chipLaunchS),
-        holds ? "" : ": write the fitted value into the chip file");
     timingFit = {{"parameter", "command_processor.kernel_launch"},
-                 {"fitted_s", fitted},
+                 {"fitted_s", nullptr},
                  {"chip_s", chipLaunchS},
-                 {"chip_file_holds_fit", holds},
+                 {"chip_file_holds_fit", nullptr},
                  {"training", trainingMeasured.size()},
                  {"predicted", predicted.size()}};
+    if (trainingMeasured.empty()) {
+      out << "\ntiming fit: no training kernel ran (--only), so command_processor.kernel_launch is not fitted\n";
+    } else {
+      const double fitted = workload::fitKernelLaunchS(trainingMeasured, trainingSimulated,
+                                                       chipLaunchS > 0.0 ? chipLaunchS + hopsS : 0.0, hopsS);
+      const bool holds = std::fabs(fitted - chipLaunchS) <= 0.05e-6;
+      out << fmt::format(
+          "\ntiming fit: command_processor.kernel_launch = {} on {} training kernels (least squares of the relative "
+          "error); the chip has {}{}\n",
+          formatTime(fitted), trainingMeasured.size(), formatTime(chipLaunchS),
+          holds ? "" : ": write the fitted value into the chip file");
+      timingFit["fitted_s"] = fitted;
+      timingFit["chip_file_holds_fit"] = holds;
+    }
   }
 
   // Power under sustained loads, priced with the chip's energy model (workloads/PowerCalibration.h).

@@ -282,6 +282,12 @@ TEST(KernelsCli, TheLaunchGapIsFittedOnTheTrainingKernelsAndThePredictedOnesAreS
   EXPECT_NEAR(b["kernels"][3]["simulated_s"].get<double>(), 125e-6, 10e-9);
   EXPECT_NEAR(b["timing_fit"]["fitted_s"].get<double>(), fitted, 10e-9);
 
+  // --only without a training kernel fits nothing, and says so.
+  const ProcessResult only = runScoville({"kernels", dir.file("fit.yaml"), "--out", dir.file("d"), "--only", "gemm"});
+  ASSERT_EQ(only.exitCode, 0) << only.err;
+  EXPECT_NE(only.out.find("no training kernel ran"), std::string::npos) << only.out;
+  EXPECT_TRUE(Json::parse(readFile(dir.file("d/kernels.json")))["timing_fit"]["fitted_s"].is_null());
+
   std::string unknown = kDataset;
   unknown.replace(unknown.find("kernels:"), 8, "timing_fit: {training: [gemv, nope]}\nkernels:");
   writeFile(dir.file("unknown.yaml"), unknown);
