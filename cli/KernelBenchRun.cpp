@@ -43,8 +43,8 @@ KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const pla
                            load.kernel = "sustained";
                            load.launchS = launchS;
                            load.perLaunch = perLaunch;
-                           load.voltageScale = energy.dvfs[point].voltageV / energy.dvfs.front().voltageV;
-                           load.frequencyScale = energy.dvfs[point].frequencyHz / energy.dvfs.front().frequencyHz;
+                           load.voltageScale = energy.voltageScaleAt(point);
+                           load.frequencyScale = energy.frequencyScaleAt(point);
                            return workload::loadPowerW(energy, refreshPerS(), load);
                          });
   }

@@ -153,6 +153,9 @@ struct ChipEnergyConfig {
   double voltageAt(double frequencyHz) const;
   /// The nominal core voltage (the first dvfs point's; 0 without dvfs points).
   double nominalVoltage() const { return dvfs.empty() ? 0.0 : dvfs.front().voltageV; }
+  /// Core f / f nominal and V / V nominal at dvfs point `point` (a valid index).
+  double frequencyScaleAt(std::size_t point) const { return dvfs.at(point).frequencyHz / dvfs.front().frequencyHz; }
+  double voltageScaleAt(std::size_t point) const { return dvfs.at(point).voltageV / dvfs.front().voltageV; }
   static const config::Schema<ChipEnergyConfig>& schema();
 };
 

@@ -49,8 +49,8 @@ std::optional<power::SustainedLoad> KernelRunner::sustain(std::size_t i, const O
     const bool ok = runOnce(i, at);
     manager.setOperatingPoint(sc_core::sc_time_stamp().to_seconds(), 0);
     if (!ok) return std::nullopt;
-    const double scale = chip.power->dvfs[k].frequencyHz / chip.power->dvfs.front().frequencyHz;
-    runs.push_back(power::PointRun{scale, at.seconds(), m_power(nominal.counts, k, at.seconds())});
+    runs.push_back(
+        power::PointRun{chip.power->frequencyScaleAt(k), at.seconds(), m_power(nominal.counts, k, at.seconds())});
   }
   return power::sustainedUnderCap(runs, m_capW);
 }

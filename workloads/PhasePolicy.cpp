@@ -16,10 +16,9 @@ const char* stepPhaseName(StepPhase phase) {
 CorePoints CorePoints::of(const hw::ChipConfig& chip) {
   CorePoints p;
   if (chip.power && !chip.power->dvfs.empty()) {
-    const power::DvfsPoint& nominal = chip.power->dvfs.front();
-    for (const power::DvfsPoint& d : chip.power->dvfs) {
-      p.frequencyScale.push_back(d.frequencyHz / nominal.frequencyHz);
-      p.voltageScale.push_back(d.voltageV / nominal.voltageV);
+    for (std::size_t k = 0; k < chip.power->dvfs.size(); ++k) {
+      p.frequencyScale.push_back(chip.power->frequencyScaleAt(k));
+      p.voltageScale.push_back(chip.power->voltageScaleAt(k));
     }
   } else {
     p.frequencyScale = {1.0};

@@ -53,16 +53,15 @@ void PowerManager::attach(tlm::ActivityBus& bus) {
 void PowerManager::moveTo(double timeS, std::size_t point) {
   m_point = point;
   m_pointChanges.add();
-  const power::DvfsPoint& p = m_energy->dvfs.at(point);
-  const power::DvfsPoint& nominal = m_energy->dvfs.front();
-  m_coreClock.setScale(p.frequencyHz / nominal.frequencyHz);
+  const double frequencyScale = m_energy->frequencyScaleAt(point);
+  m_coreClock.setScale(frequencyScale);
   if (m_bus == nullptr) return;
   tlm::PowerStateEvent e;
   e.kind = tlm::PowerStateEvent::Kind::kOperatingPoint;
   e.time = tlm::durationCeil(timeS);
   e.point = point;
-  e.frequencyScale = p.frequencyHz / nominal.frequencyHz;
-  e.voltageScale = p.voltageV / nominal.voltageV;
+  e.frequencyScale = frequencyScale;
+  e.voltageScale = m_energy->voltageScaleAt(point);
   m_bus->emit(e);
 }
 
@@ -124,7 +123,7 @@ void PowerManager::thermal(const power::ThermalConfig& config, double ratedW, co
 
 double PowerManager::voltageScale() const {
   if (m_energy == nullptr || m_energy->dvfs.empty()) return 1.0;
-  return m_energy->dvfs.at(m_point).voltageV / m_energy->dvfs.front().voltageV;
+  return m_energy->voltageScaleAt(m_point);
 }
 
 void PowerManager::catchUp(double timeS) {
