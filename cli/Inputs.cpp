@@ -96,6 +96,18 @@ Inputs loadInputs(const InputOptions& options, bool withWorkload) {
     for (const std::string& file : {inputs.scenarioFiles.loadTrace, inputs.scenarioFiles.routingTrace}) {
       if (!file.empty()) recorder.addFile(file);
     }
+    if (const auto& spec = inputs.scenario.speculative) {
+      if (spec->method == workload::SpeculativeMethod::kDraftModel) {
+        const std::string draftFile = config::resolveConfigFile("draft model", "scenario.speculative.draft_model",
+                                                                "workloads/models", spec->draftModel);
+        inputs.scenario.draftModel = workload::ModelConfig::schema().parse(config::loadConfigFile("model", draftFile));
+      }
+      if (spec->acceptance.impl == workload::AcceptanceImpl::kTrace) {
+        const std::string trace = resolve(spec->acceptance.file);
+        inputs.scenario.acceptanceTrace = workload::readAcceptanceTrace(trace, spec->draftTokens);
+        recorder.addFile(trace);
+      }
+    }
   }
   inputs.digest = recorder.digest();
   return inputs;

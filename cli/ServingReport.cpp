@@ -72,6 +72,51 @@ nlohmann::ordered_json decodeStepsJson(const runtime::ServingEngine& engine, con
 
 }  // namespace
 
+namespace {
+
+/// Speculative decoding over every replica: vLLM's spec_decode counts, the acceptance they give,
+/// and the draft passes' share of the step time (replica 0's first chip, each replica's steps).
+nlohmann::ordered_json speculativeJson(const runtime::ServingEngine& engine, const workload::ScenarioConfig& scenario) {
+  const workload::SpeculativeConfig& spec = *scenario.speculative;
+  workload::SpeculationCounts all;
+  all.acceptedPerPosition.assign(static_cast<std::size_t>(spec.draftTokens), 0);
+  double draftS = 0.0, busyS = 0.0;
+  uint64_t steps = 0;
+  for (int d = 0; d < engine.replicas(); ++d) {
+    const runtime::ReplicaStats& s = engine.replicaStats(d);
+    all.drafts += s.speculation.drafts;
+    all.draftTokens += s.speculation.draftTokens;
+    all.acceptedTokens += s.speculation.acceptedTokens;
+    all.verifySteps += s.speculation.verifySteps;
+    for (std::size_t i = 0; i < s.speculation.acceptedPerPosition.size() && i < all.acceptedPerPosition.size(); ++i) {
+      all.acceptedPerPosition[i] += s.speculation.acceptedPerPosition[i];
+    }
+    draftS += s.draftS;
+    busyS += s.busyS;
+    steps += s.steps;
+  }
+  const workload::AcceptanceModel model(spec.acceptance, spec.draftTokens, 0, scenario.acceptanceTrace);
+  const auto drafts = static_cast<double>(all.drafts);
+  return {
+      {"method", workload::speculativeMethodName(spec.method)},
+      {"draft_tokens", spec.draftTokens},
+      {"num_drafts", all.drafts},
+      {"num_draft_tokens", all.draftTokens},
+      {"num_accepted_tokens", all.acceptedTokens},
+      {"num_accepted_tokens_per_pos", all.acceptedPerPosition},
+      {"draft_acceptance_rate", ratio(static_cast<double>(all.acceptedTokens), static_cast<double>(all.draftTokens))},
+      {"mean_acceptance_length", all.drafts > 0 ? 1.0 + static_cast<double>(all.acceptedTokens) / drafts : 1.0},
+      {"configured_mean_acceptance_length", model.meanLength()},
+      {"verify_steps", all.verifySteps},
+      {"accepted_tokens_per_verify_step",
+       ratio(static_cast<double>(all.acceptedTokens + all.drafts), static_cast<double>(all.verifySteps))},
+      {"draft_time_s", draftS},
+      {"draft_time_share", ratio(draftS, busyS)},
+      {"steps", steps}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, const platform::PlatformConfig& platform,
                                       const workload::ScenarioConfig& scenario, const std::string& samplingOff) {
   const workload::ServingMetrics metrics = workload::computeServingMetrics(engine.metricRecords(), engine.window());
@@ -167,6 +212,8 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
            {"swap_time_s", s.swapS}}},
          {"per_op", perOp}});
   }
+  nlohmann::ordered_json speculative;
+  if (scenario.speculative) speculative = speculativeJson(engine, scenario);
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
   for (const auto& m : engine.chipMemory()) {
     memory.push_back({{"chip", platform::PlatformConfig::chipName(m.chip)},
@@ -183,44 +230,47 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
       memory.back()["off_chip_kv_written_bytes"] = f->bytesWritten(tier);
     }
   }
-  return {{"kind", "serving"},
-          {"load", load},
-          {"placement",
-           {{"tp", platform.placement.tp},
-            {"pp", platform.placement.pp},
-            {"dp", platform.placement.dp},
-            {"ep", platform.placement.ep},
-            {"chips", chips},
-            {"rated_power_w", rated}}},
-          {"window", {{"start_s", metrics.window.start}, {"end_s", metrics.window.end}}},
-          {"metrics", workload::servingMetricsJson(metrics, chips, rated)},
-          {"mirrored_chips", engine.mirroredChips()},
-          {"simulation", simulationJson(engine)},
-          {"decode_steps", decodeStepsJson(engine, samplingOff)},
-          {"kv_transfers",
-           {{"count", engine.kvTransfers()},
-            {"bytes", engine.kvTransferBytes()},
-            {"mean_time_s", ratio(engine.kvTransferTimeS(), static_cast<double>(engine.kvTransfers()))}}},
-          {"kv_cache_capacity_tokens_per_replica", engine.kvCapacityTokens()},
-          {"kv_placement",
-           {{"policy", engine.kvPlacement()}, {"cross_chip_kv_bytes", remoteKvBytes}, {"host_kv_bytes", hostKvBytes}}},
-          {"preemptions", preemptions},
-          {"recompute_preemptions", recomputes},
-          {"kv_swap",
-           {{"swap_outs", swapOuts},
-            {"swap_ins", swapIns},
-            {"swapped_out_bytes", swapOutBytes},
-            {"swapped_in_bytes", swapInBytes},
-            {"swapped_bytes", swapOutBytes + swapInBytes},
-            {"time_s", swapS}}},
-          {"moe_routing",
-           {{"routed_layer_steps", routedLayers},
-            {"mean_max_over_mean_tokens_per_expert", ratio(imbalanceExperts, static_cast<double>(routedLayers))},
-            {"mean_max_over_mean_tokens_per_chip", ratio(imbalanceChips, static_cast<double>(chipLayers))}}},
-          {"roofline_check",
-           {{"violations", violations}, {"tightest_step_time_over_bound", engine.tightestRooflineRatio()}}},
-          {"replicas", replicas},
-          {"chips", memory}};
+  nlohmann::ordered_json out = {
+      {"kind", "serving"},
+      {"load", load},
+      {"placement",
+       {{"tp", platform.placement.tp},
+        {"pp", platform.placement.pp},
+        {"dp", platform.placement.dp},
+        {"ep", platform.placement.ep},
+        {"chips", chips},
+        {"rated_power_w", rated}}},
+      {"window", {{"start_s", metrics.window.start}, {"end_s", metrics.window.end}}},
+      {"metrics", workload::servingMetricsJson(metrics, chips, rated)},
+      {"mirrored_chips", engine.mirroredChips()},
+      {"simulation", simulationJson(engine)},
+      {"decode_steps", decodeStepsJson(engine, samplingOff)},
+      {"kv_transfers",
+       {{"count", engine.kvTransfers()},
+        {"bytes", engine.kvTransferBytes()},
+        {"mean_time_s", ratio(engine.kvTransferTimeS(), static_cast<double>(engine.kvTransfers()))}}},
+      {"kv_cache_capacity_tokens_per_replica", engine.kvCapacityTokens()},
+      {"kv_placement",
+       {{"policy", engine.kvPlacement()}, {"cross_chip_kv_bytes", remoteKvBytes}, {"host_kv_bytes", hostKvBytes}}},
+      {"preemptions", preemptions},
+      {"recompute_preemptions", recomputes},
+      {"kv_swap",
+       {{"swap_outs", swapOuts},
+        {"swap_ins", swapIns},
+        {"swapped_out_bytes", swapOutBytes},
+        {"swapped_in_bytes", swapInBytes},
+        {"swapped_bytes", swapOutBytes + swapInBytes},
+        {"time_s", swapS}}},
+      {"moe_routing",
+       {{"routed_layer_steps", routedLayers},
+        {"mean_max_over_mean_tokens_per_expert", ratio(imbalanceExperts, static_cast<double>(routedLayers))},
+        {"mean_max_over_mean_tokens_per_chip", ratio(imbalanceChips, static_cast<double>(chipLayers))}}},
+      {"roofline_check",
+       {{"violations", violations}, {"tightest_step_time_over_bound", engine.tightestRooflineRatio()}}},
+      {"replicas", replicas},
+      {"chips", memory}};
+  if (!speculative.is_null()) out["speculative_decoding"] = std::move(speculative);
+  return out;
 }
 
 namespace {

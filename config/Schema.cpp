@@ -159,6 +159,18 @@ std::vector<double> readQuantityList(const Node& node, Dimension dimension, cons
   return values;
 }
 
+std::vector<double> readNumberList(const Node& node, const Range& range) {
+  const YAML::Node& list = node.yaml();
+  if (!list.IsSequence()) {
+    node.fail(ErrorKind::kWrongType,
+              fmt::format("key '{}' expects a list of plain numbers such as '[0.8, 0.6]', got {}", node.path(),
+                          describeShape(list)));
+  }
+  std::vector<double> values;
+  for (std::size_t i = 0; i < list.size(); ++i) values.push_back(readNumber(node.at(i), range));
+  return values;
+}
+
 bool readFlag(const Node& node) {
   const std::string text = node.scalar("true or false");
   if (text == "true") return true;

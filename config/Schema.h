@@ -117,6 +117,7 @@ double readNumber(const Node& node, const Range& range);
 long long readInteger(const Node& node, const Range& range);
 std::vector<int> readIntegerList(const Node& node, const Range& range, bool allowEmpty);
 std::vector<double> readQuantityList(const Node& node, Dimension dimension, const Range& range);
+std::vector<double> readNumberList(const Node& node, const Range& range);
 /// A list (possibly empty) of non-empty texts.
 std::vector<std::string> readTextList(const Node& node);
 bool readFlag(const Node& node);
@@ -267,6 +268,17 @@ class Schema : public SchemaBase {
     rangeText = rangeText.empty() ? "non-empty" : fmt::format("non-empty, each {} ({})", rangeText, siUnit(dimension));
     add(std::move(key), std::move(type), std::move(need), std::move(rangeText), std::move(description),
         [member, dimension, range](T& out, const Node& n) { out.*member = readQuantityList(n, dimension, range); });
+    return std::move(*this);
+  }
+
+  /// A list of plain numbers, e.g. `[0.8, 0.6]`, each within `range`; `[]` (or an absent key
+  /// whose default is `[]`) gives an empty list.
+  Schema&& numberList(std::string key, std::vector<double> T::*member, Need need, Range range,
+                      std::string description) && {
+    std::string rangeText = range.describe();
+    add(std::move(key), "list of plain numbers (e.g. '[0.8, 0.6]')", std::move(need),
+        rangeText.empty() ? "" : "each " + rangeText, std::move(description),
+        [member, range](T& out, const Node& n) { out.*member = readNumberList(n, range); });
     return std::move(*this);
   }
 

@@ -77,7 +77,12 @@ struct ReplicaStats {
   double expertImbalanceSum = 0.0;
   double chipImbalanceSum = 0.0;
   uint64_t routedLayers = 0;
-  std::map<std::string, OpTotals> perOp;  ///< of the replica's tensor-parallel rank 0
+  // Speculative decoding: the draft passes' time on the replica's first chip (from the end of
+  // the verification to the end of the step), and the passes run.
+  double draftS = 0.0;
+  uint64_t draftPasses = 0;
+  workload::SpeculationCounts speculation;  ///< the scheduler's drafts and accepted tokens
+  std::map<std::string, OpTotals> perOp;    ///< of the replica's tensor-parallel rank 0
 };
 
 /// One data-parallel replica (or, with disaggregation, one pool's replica).
@@ -98,6 +103,11 @@ struct Replica {
   std::vector<std::unique_ptr<KvSwapper>> swappers;  ///< swap preemption: per chip
   std::vector<std::unique_ptr<KvFetcher>> fetchers;  ///< off-chip KV placement: per chip
   std::unique_ptr<PhaseController> phase;            ///< the serving block's phase policies
+  /// Speculative decoding (workloads/Speculative.h): per chip, the draft's planner (empty without).
+  std::vector<std::unique_ptr<workload::StepPlanner>> draftPlanners;
+  std::unique_ptr<workload::RoutingModel> draftRouting;  ///< a mixture-of-experts draft's routing
+  /// [pass][draft layer][expert]: the tokens of the current step's draft passes routed to each expert.
+  std::vector<std::vector<std::vector<uint64_t>>> draftExpertTokens;
   ReplicaStats stats;
   sc_core::sc_event work;  ///< notified when a request arrives
 };

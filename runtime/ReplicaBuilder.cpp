@@ -84,6 +84,21 @@ std::unique_ptr<ReplicaSet> ReplicaBuilder::build(uint64_t longest) {
                                   "experts spread over the replicas)",
                                   m_config.name, placement.ep, placement.tp, placement.dp));
   }
+  if (m_scenario.draftTokens() > 0) {
+    const char* why = set.expertsAcross          ? "with experts across replicas (attention data parallelism)"
+                      : placement.disaggregation ? "with prefill/decode disaggregation"
+                      : set.pp > 1               ? "with pipeline parallelism"
+                      : m_model.family == ModelFamily::kMoe && m_scenario.routing.impl == RoutingImpl::kTrace &&
+                              m_scenario.speculative->method != SpeculativeMethod::kEagle
+                          ? "with a routing trace (it has no rows for the draft's expert layers)"
+                          : nullptr;
+    if (why != nullptr) {
+      throw ConfigError(ErrorKind::kInvalidConfig, m_files.scenario,
+                        fmt::format("'scenario.speculative' on platform '{}' {} is not modelled", m_config.name, why));
+    }
+    m_draft =
+        draftModelFor(m_model, *m_scenario.speculative, m_scenario.draftModel ? &*m_scenario.draftModel : nullptr);
+  }
   Pools replicas;
   const auto width = static_cast<std::size_t>(set.tp * set.pp);
   for (const auto& [role, chips] : pools) {
@@ -144,22 +159,42 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
     shard.expertsAcrossReplicas = set.expertsAcross;
     shard.epRank = d;
     r->planners.push_back(std::make_unique<StepPlanner>(m_model, chipConfig, std::move(shard)));
-    const StepPlanner& planner = *r->planners.back();
+    StepPlanner& planner = *r->planners.back();
+    double weights = planner.weightBytes();
+    if (m_draft) {
+      // The draft's weights above the target's, then the KV space of both (its layers' regions
+      // after the target's).
+      DraftLayout layout = m_draft->layout;
+      layout.weightBase = planner.weightEnd();
+      layout.embedding = planner.embeddingAddress();
+      layout.lmHead = planner.lmHeadAddress();
+      const uint32_t window = planner.kvWindowLayers();
+      const uint32_t full = planner.stageLayers() - window;
+      layout.kvRegionOffset = full > 0 && window > 0 ? full : planner.stageLayers();
+      r->draftPlanners.push_back(std::make_unique<StepPlanner>(
+          m_draft->model, chipConfig, shardFor(placement, m_draft->model, c % tp, c / tp), layout));
+      StepPlanner& draft = *r->draftPlanners.back();
+      planner.setKvBase(draft.weightEnd());
+      draft.setKvBase(draft.weightEnd());
+      weights += draft.weightBytes();
+    }
     const double free =
         chipConfig.hbm.capacityBytes - static_cast<double>(planner.kvBase()) - placement.activationBytes;
-    set.chipMemory.push_back(ChipMemory{chip, planner.weightBytes(), std::max(0.0, free), placement.activationBytes,
-                                        chipConfig.hbm.capacityBytes});
+    set.chipMemory.push_back(
+        ChipMemory{chip, weights, std::max(0.0, free), placement.activationBytes, chipConfig.hbm.capacityBytes});
     if (free <= 0) {
-      misfits.push_back(fmt::format("{} ({}): weights {} + activations {} > HBM {}",
-                                    platform::PlatformConfig::chipName(chip), chipConfig.name,
-                                    bytesText(planner.weightBytes()), bytesText(placement.activationBytes),
+      misfits.push_back(fmt::format("{} ({}): weights {}{} + activations {} > HBM {}",
+                                    platform::PlatformConfig::chipName(chip), chipConfig.name, bytesText(weights),
+                                    m_draft ? " (the draft's included)" : "", bytesText(placement.activationBytes),
                                     bytesText(chipConfig.hbm.capacityBytes)));
       continue;
     }
     frees.push_back(static_cast<uint64_t>(free));
   }
   if (!misfits.empty()) return nullptr;
-  const hw::KvModelShape shape = kvShape(*r);
+  hw::KvModelShape shape = kvShape(*r);
+  const uint32_t draftLayers = m_draft ? static_cast<uint32_t>(m_draft->model.layers) : 0;
+  shape.layers += draftLayers;  // a block holds the draft's layers too, each in a target layer's room
   const uint64_t tokenBytes = std::max<uint64_t>(1, shape.bytesPerTokenPerLayer * shape.layers);
   uint64_t kvTokens = ~uint64_t{0};  // tokens of KV the tightest chip holds
   for (const uint64_t free : frees) kvTokens = std::min(kvTokens, free / tokenBytes);
@@ -177,6 +212,20 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
   }
   r->stats.hostKvBlocks = kv->capacityBlocks(hw::KvTier::kHost);
   r->scheduler = std::make_unique<ServingScheduler>(m_scenario.scheduler, std::move(kv), set.maxResidentOf(role));
+  if (m_draft) {
+    const SpeculativeConfig& spec = *m_scenario.speculative;
+    r->scheduler->speculate(
+        spec.draftTokens,
+        std::make_unique<AcceptanceModel>(spec.acceptance, spec.draftTokens, mixBits(m_seed + static_cast<uint64_t>(d)),
+                                          m_scenario.acceptanceTrace),
+        draftLayers);
+    if (m_draft->model.family == ModelFamily::kMoe) {
+      RoutingConfig routing = m_scenario.routing;
+      r->draftRouting =
+          makeRoutingModel(routing, m_draft->model.routedExperts, m_draft->model.expertsPerToken,
+                           mixBits(m_seed + static_cast<uint64_t>(d)) ^ 0xd7af7ull, m_draft->model.moeLayers());
+    }
+  }
   if (m_model.family == ModelFamily::kMoe) {
     RoutingConfig routing = m_scenario.routing;
     if (routing.impl == RoutingImpl::kTrace) routing.file = m_files.routingTrace;

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,7 +100,8 @@ class ReplicaBuilder {
   uint64_t m_seed = 0;
   tlm::TimingMode m_mode;
   bool m_mirror = true;
-  std::unique_ptr<ReplicaSet> m_set;  ///< being built
+  std::unique_ptr<ReplicaSet> m_set;            ///< being built
+  std::optional<workload::DraftModel> m_draft;  ///< speculative decoding's draft (absent: none)
 };
 
 }  // namespace scoville::runtime

@@ -70,6 +70,9 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     sc_core::sc_spawn([runner] { runner->run(); }, "replicas");
   } else {
     if (samplePeriod >= 2) m_samplingBlocker = samplingBlockerOf(platform);
+    if (samplePeriod >= 2 && m_samplingBlocker.empty() && scenario.draftTokens() > 0) {
+      m_samplingBlocker = "speculative decoding accepts a different number of tokens each step";
+    }
     const bool sample = samplePeriod >= 2 && m_samplingBlocker.empty();
     for (int d = 0; d < replicas(); ++d) {
       auto replicaRunner = std::make_unique<ReplicaRunner>(context, d);

@@ -79,7 +79,8 @@ void ServingFrontEnd::openLoopSource() {
 void ServingFrontEnd::stepDone(Replica& r, const std::vector<StepOutcome>& outcomes) {
   const double now = sc_core::sc_time_stamp().to_seconds();
   for (const StepOutcome& o : outcomes) {
-    if (o.producedToken) m_router.tokenProduced(o.request, now);
+    // Speculative decoding delivers its accepted tokens together, at the step's end.
+    for (uint32_t t = 0; t < o.tokens; ++t) m_router.tokenProduced(o.request, now);
     if (!o.finished) continue;
     const RequestRecord& record = m_router.record(o.request);
     if (r.role == ReplicaRole::kPrefill && record.tokenTimes.size() < record.outputTokens) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "workloads/Speculative.h"
+
 namespace scoville::runtime {
 
 using namespace workload;  // the planner, scheduler and configuration types this file drives
@@ -122,11 +124,38 @@ void StepRunner::route(Replica& r, uint64_t tokens) {
   }
 }
 
+std::vector<StepBatch> StepRunner::draftPassesOf(Replica& r, const StepBatch& batch) {
+  std::vector<StepBatch> passes = draftPasses(batch);
+  if (!r.draftRouting) return passes;
+  // Every rank plans the same passes: each pass's tokens are routed once through the draft's
+  // expert layers.
+  const ModelConfig& draft = r.draftPlanners.front()->model();
+  r.draftExpertTokens.resize(passes.size());
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    std::vector<std::vector<uint64_t>>& layers = r.draftExpertTokens[i];
+    layers.assign(static_cast<std::size_t>(draft.layers), {});
+    for (const uint32_t l : draft.moeLayers()) {
+      layers[l].assign(static_cast<std::size_t>(draft.routedExperts), 0);
+      r.draftRouting->route(l, passes[i].tokens(), layers[l]);
+    }
+    passes[i].expertTokens = &layers;
+  }
+  return passes;
+}
+
 std::vector<std::shared_ptr<const StepPlan>> StepRunner::planStep(Replica& r, const StepBatch& batch) {
   std::vector<std::shared_ptr<const StepPlan>> plans(r.drivers.size());
+  // Speculative decoding: the draft's passes follow the verification in the same step.
+  const std::vector<StepBatch> passes = r.draftPlanners.empty() ? std::vector<StepBatch>{} : draftPassesOf(r, batch);
   for (std::size_t c = 0; c < r.drivers.size(); ++c) {
     // Mirrors share their leader's plan (plansLike: their own would be equal).
-    plans[c] = r.mirrors[c] ? plans[r.leaderOf[c]] : std::make_shared<const StepPlan>(r.planners[c]->plan(batch));
+    if (r.mirrors[c]) {
+      plans[c] = plans[r.leaderOf[c]];
+      continue;
+    }
+    StepPlan plan = r.planners[c]->plan(batch);
+    for (const StepBatch& pass : passes) plan.appendDraft(r.draftPlanners[c]->plan(pass));
+    plans[c] = std::make_shared<const StepPlan>(std::move(plan));
   }
   return plans;
 }
@@ -135,7 +164,7 @@ double StepRunner::preparePhase(Replica& r, const StepBatch& batch,
                                 const std::vector<std::shared_ptr<const StepPlan>>& plans) {
   // Decodes only (one token each on a cached context) or not: the same split as the step statistics.
   const bool prefill = std::any_of(batch.sequences.begin(), batch.sequences.end(),
-                                   [](const StepSequence& q) { return !(q.tokens == 1 && q.context > 0); });
+                                   [](const StepSequence& q) { return !(q.decodes() && q.context > 0); });
   std::vector<const StepPlan*> simulated;
   for (std::size_t c = 0; c < plans.size(); ++c) {
     if (!r.mirrors[c]) simulated.push_back(plans[c].get());
@@ -179,6 +208,14 @@ void StepRunner::finishStep(Replica& r, const StepBatch& batch, const sc_core::s
     stepBytes += driver->plan().bytesMoved;
   }
   const StepDriver& lead = *r.drivers.front();
+  if (const std::size_t draftOps = lead.plan().draftOps; draftOps > 0 && origin == nullptr) {
+    // The draft's time: from the verification's last op (and its collective) to the step's end.
+    const std::vector<StepDriver::OpTiming>& t = lead.timings();
+    const std::size_t verified = t.size() - draftOps;
+    const sc_core::sc_time from = verified > 0 ? t[verified - 1].collectiveEnd : start;
+    r.stats.draftS += (sc_core::sc_time_stamp() - from).to_seconds();
+    r.stats.draftPasses += 1;
+  }
   r.phase->finished(stepFlops, stepBytes, batch.tokens(), lead.plan().computePrecision);
   if (batch.sequences.empty()) return;  // experts across replicas: an idle replica's step
   m_run.frontEnd.stepDone(r, r.scheduler->complete());

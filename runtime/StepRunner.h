@@ -57,7 +57,11 @@ class StepRunner {
   bool runSwaps(const std::vector<Replica*>& replicas);
   /// Routes `tokens` of replica `r` through every MoE layer into r.expertTokens.
   void route(Replica& r, uint64_t tokens);
-  /// Plans `batch` on every chip of `r` (mirrors share their leader's plan).
+  /// Speculative decoding: the draft passes after `batch`'s verification, routed through the
+  /// draft's expert layers (into r.draftExpertTokens).
+  std::vector<workload::StepBatch> draftPassesOf(Replica& r, const workload::StepBatch& batch);
+  /// Plans `batch` on every chip of `r`, with the draft's passes after it under speculative
+  /// decoding (mirrors share their leader's plan).
   std::vector<std::shared_ptr<const workload::StepPlan>> planStep(Replica& r, const workload::StepBatch& batch);
   /// Applies the phase policy's setting for the step; returns the stall its change costs, which
   /// the caller waits before posting.

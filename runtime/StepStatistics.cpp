@@ -47,7 +47,7 @@ void StepStatistics::stepDone(Replica& r, const StepBatch& batch, const sc_core:
   }
   ++s.steps;
   uint64_t prefill = 0, decode = 0;
-  for (const StepSequence& q : batch.sequences) (q.tokens == 1 && q.context > 0 ? decode : prefill) += q.tokens;
+  for (const StepSequence& q : batch.sequences) (q.decodes() && q.context > 0 ? decode : prefill) += q.tokens;
   s.sequences += batch.sequences.size();
   s.prefillTokens += prefill;
   s.decodeTokens += decode;
@@ -70,6 +70,7 @@ void StepStatistics::schedulerUpdated(Replica& r) {
   r.stats.recomputes = scheduler.recomputes();
   r.stats.swapOuts = scheduler.swapOuts();
   r.stats.swapIns = scheduler.swapIns();
+  r.stats.speculation = scheduler.speculation();
 }
 
 void StepStatistics::layerRouted(Replica& r, const std::vector<uint64_t>& counts, uint64_t tokens) {

@@ -160,6 +160,9 @@ const Schema<ModelConfig>& ModelConfig::schema() {
           .choice("family", &ModelConfig::family, {{"dense", ModelFamily::kDense}, {"moe", ModelFamily::kMoe}},
                   required(), "dense: every layer has a dense FFN; moe: experts after dense_first_layers")
           .integer("layers", &ModelConfig::layers, required(), between(1, 4096), "transformer layers")
+          .integer("mtp_layers", &ModelConfig::mtpLayers, optional("0"), between(0, 16),
+                   "multi-token-prediction modules shipped with the weights (DeepSeek-V3/R1: 1), used only by "
+                   "speculative decoding (scenario.speculative.method mtp); not counted in layers or the weights")
           .integer("hidden", &ModelConfig::hidden, required(), between(1, 1 << 20), "model (residual) width")
           .integer("vocab", &ModelConfig::vocab, required(), between(1, 1 << 24), "vocabulary size")
           .choice("attention", &ModelConfig::attention, {{"gqa", AttentionKind::kGqa}, {"mla", AttentionKind::kMla}},

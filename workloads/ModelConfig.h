@@ -35,6 +35,7 @@ struct ModelConfig {
   std::string name;
   ModelFamily family = ModelFamily::kDense;
   int layers = 0;
+  int mtpLayers = 0;  ///< multi-token-prediction modules (speculative decoding only; not in layers)
   int hidden = 0;
   int vocab = 0;
   AttentionKind attention = AttentionKind::kGqa;

@@ -235,6 +235,8 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                  "serving: conversations of several turns (closed_loop only)")
           .child("serving", &ScenarioConfig::serving, ServingPolicyConfig::schema(), optional("{}"),
                  "serving: per-phase policies, KV-cache placement and the users served at once")
+          .optionalChild("speculative", &ScenarioConfig::speculative, SpeculativeConfig::schema(),
+                         "serving: speculative decoding (MTP, EAGLE or a draft model); absent: plain decoding")
           .text("software_stack", &ScenarioConfig::softwareStack, optional("~"),
                 "serving framework profile: a name in workloads/stacks/ or a file (docs/validation.md); absent: "
                 "the hardware alone, with no kernel inefficiency or launch overhead")
@@ -245,7 +247,7 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                 const bool step = c.kind == ScenarioKind::kDecodeStep;
                 for (const char* key :
                      {"load", "input_tokens", "output_tokens", "random_range_ratio", "warmup_requests", "requests",
-                      "warmup_barrier", "scheduler", "multi_turn", "serving"}) {
+                      "warmup_barrier", "scheduler", "multi_turn", "serving", "speculative"}) {
                   rejectUnless(n, !step, key, "is a serving key (kind is decode_step)");
                 }
                 for (const char* key : {"batch", "context_length"}) {

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/Schema.h"
 #include "workloads/Routing.h"
 #include "workloads/SoftwareStack.h"
+#include "workloads/Speculative.h"
 
 namespace scoville::workload {
 
@@ -115,6 +117,14 @@ struct ScenarioConfig {
   RoutingConfig routing;
   MultiTurnConfig multiTurn;
   ServingPolicyConfig serving;
+  /// `speculative`: speculative decoding (absent: plain decoding).
+  std::optional<SpeculativeConfig> speculative;
+  /// Loaded by the CLI (not keys): the separate draft model (method draft_model) and the accepted
+  /// counts of an acceptance trace.
+  std::optional<ModelConfig> draftModel;
+  std::vector<int> acceptanceTrace;
+  /// Draft tokens a decoding sequence verifies per step (0: plain decoding).
+  int draftTokens() const { return speculative ? speculative->draftTokens : 0; }
   std::string softwareStack;                 ///< `software_stack`: profile name or file ("" : none)
   std::optional<SoftwareStackConfig> stack;  ///< the profile it names, loaded by the CLI (not a key)
 

@@ -11,6 +11,34 @@ ServingScheduler::ServingScheduler(const SchedulerConfig& config, std::unique_pt
                                    std::size_t maxResident)
     : m_config(config), m_maxResident(maxResident), m_kv(std::move(kv)) {}
 
+void ServingScheduler::speculate(int draftTokens, std::unique_ptr<AcceptanceModel> acceptance, uint32_t draftLayers) {
+  if (draftTokens < 0 || (draftTokens > 0 && acceptance == nullptr)) {
+    throw std::invalid_argument("speculative decoding needs draft_tokens >= 0 and an acceptance model");
+  }
+  m_draftTokens = draftTokens;
+  m_acceptance = std::move(acceptance);
+  m_draftLayers = draftLayers;
+  m_speculation.acceptedPerPosition.assign(static_cast<std::size_t>(draftTokens), 0);
+}
+
+uint32_t ServingScheduler::proposals(const Sequence& s, uint64_t generated) const {
+  // The next verification checks at most the tokens left but one (its own token is the last).
+  const uint64_t left = s.request.outputTokens > generated ? s.request.outputTokens - generated : 0;
+  return left < 2 ? 0 : static_cast<uint32_t>(std::min<uint64_t>(static_cast<uint64_t>(m_draftTokens), left - 1));
+}
+
+uint32_t ServingScheduler::draftsFor(uint64_t id, uint64_t budget) const {
+  if (m_draftTokens == 0 || budget == 0) return 0;
+  const Sequence& s = m_sequences.at(id);
+  return static_cast<uint32_t>(std::min<uint64_t>(proposals(s, s.generated), budget - 1));
+}
+
+void ServingScheduler::planDecode(uint64_t id, uint32_t verify, uint64_t& budget) {
+  const uint32_t accepted = verify > 0 ? static_cast<uint32_t>(m_acceptance->draw(static_cast<int>(verify))) : 0;
+  m_step.push_back(Planned{id, 1 + uint64_t{verify}, verify, accepted});
+  budget -= 1 + uint64_t{verify};
+}
+
 void ServingScheduler::submit(const ServingRequest& request) {
   if (request.id == 0 || m_sequences.count(request.id) != 0) {
     throw std::invalid_argument(fmt::format("serving request id {} is zero or already queued", request.id));
@@ -122,7 +150,8 @@ void ServingScheduler::resumeSwapped(std::size_t maxBatch, uint64_t& budget) {
     const Sequence& s = m_sequences.at(id);
     const uint64_t onHost = m_kv->slotsOn(id, hw::KvTier::kHost);
     // A decode's token may need a new block; with room for it the decode below never preempts.
-    const uint64_t grows = s.decoding() ? m_kv->slotsAdded(m_kv->tokens(id), 1) : 0;
+    const uint32_t verify = s.decoding() ? draftsFor(id, budget) : 0;
+    const uint64_t grows = s.decoding() ? m_kv->slotsAdded(m_kv->tokens(id), 1 + uint64_t{verify}) : 0;
     const uint64_t need = onHost + grows + (m_running.empty() ? 0 : watermark());
     std::vector<hw::KvBlockMove> moves;
     if (freeBlocks() < need || !m_kv->swapIn(id, moves)) {
@@ -144,12 +173,11 @@ void ServingScheduler::resumeSwapped(std::size_t maxBatch, uint64_t& budget) {
       planChunk(id, budget);
       continue;
     }
-    const hw::KvAllocation grown = m_kv->append(id, 1);
+    const hw::KvAllocation grown = m_kv->append(id, 1 + uint64_t{verify});
     if (!grown.ok || !grown.preempted.empty()) {
       throw std::logic_error(fmt::format("request {} preempted while resuming from swap with room checked", id));
     }
-    m_step.push_back(Planned{id, 1});
-    --budget;
+    planDecode(id, verify, budget);
   }
 }
 
@@ -173,14 +201,14 @@ StepBatch ServingScheduler::compose() {
   for (std::size_t i = 0; i < m_running.size() && m_step.size() < maxBatch && budget > 0; ++i) {
     const uint64_t id = m_running[i];
     if (!m_sequences.at(id).decoding()) continue;
-    hw::KvAllocation grown = m_kv->append(id, 1);
+    const uint32_t verify = draftsFor(id, budget);
+    hw::KvAllocation grown = m_kv->append(id, 1 + uint64_t{verify});
     if (!grown.preempted.empty()) {
       // Victims are the newest requests: later in m_running than i (or this one itself).
       preempt(grown.preempted);
       if (!grown.ok) break;  // it preempted itself: nothing newer is left
     }
-    m_step.push_back(Planned{id, 1});
-    --budget;
+    planDecode(id, verify, budget);
   }
   // 2. Prompts in progress, 3. swapped requests resumed, then 4. newly admitted ones.
   for (std::size_t i = 0; i < m_running.size() && m_step.size() < maxBatch && budget > 0; ++i) {
@@ -220,14 +248,22 @@ StepBatch ServingScheduler::compose() {
   StepBatch batch;
   const uint64_t slots = m_kv->capacityBlocks(hw::KvTier::kLocalHbm);
   batch.kvLayerStride = slots * m_kv->layerBlockBytes();
-  batch.kvLayerRegions = m_kv->shape().layers;
+  batch.kvLayerRegions = m_kv->shape().layers - m_draftLayers;  // the target's; the draft's follow
   if (m_kv->policy().mayUse(hw::KvTier::kRemoteHbm) || m_kv->policy().mayUse(hw::KvTier::kHost)) batch.kv = m_kv.get();
   for (const Planned& p : m_step) {
     const Sequence& s = m_sequences.at(p.id);
     const bool lastChunk = !s.decoding() && s.kv + p.tokens == s.prefillTarget;
     const std::vector<hw::KvBlock>& blocks = m_kv->blocks(p.id);
-    batch.sequences.push_back(StepSequence{p.id, s.kv, p.tokens, s.decoding() || (lastChunk && s.samplesAtPrefillEnd),
-                                           blocks.empty() ? 0 : m_kv->address(blocks.front(), 0)});
+    const bool samples = s.decoding() || (lastChunk && s.samplesAtPrefillEnd);
+    StepSequence q{p.id, s.kv, p.tokens, samples, blocks.empty() ? 0 : m_kv->address(blocks.front(), 0)};
+    if (m_draftTokens > 0) {
+      q.verify = p.verify;
+      q.accepted = p.accepted;
+      // What the draft proposes for the sequence's next verification, after this step's tokens.
+      const uint64_t produced = !samples ? 0 : s.decoding() ? 1 + uint64_t{p.accepted} : 1;
+      q.propose = samples || lastChunk ? proposals(s, s.generated + produced) : 0;
+    }
+    batch.sequences.push_back(q);
     m_stepIds.push_back(p.id);
   }
   return batch;
@@ -235,13 +271,26 @@ StepBatch ServingScheduler::compose() {
 
 std::vector<StepOutcome> ServingScheduler::complete() {
   std::vector<StepOutcome> out;
+  if (std::any_of(m_step.begin(), m_step.end(), [](const Planned& p) { return p.verify > 0; })) {
+    ++m_speculation.verifySteps;
+  }
   for (const Planned& p : m_step) {
     Sequence& s = m_sequences.at(p.id);
     const bool wasDecoding = s.decoding();
     s.kv += p.tokens;
     StepOutcome o{p.id, false, false, s.preemptions};
+    if (p.verify > 0) {
+      // The rejected drafts' KV goes; the accepted ones and the token before them stay.
+      s.kv -= p.verify - p.accepted;
+      m_kv->rollback(p.id, s.kv);
+      ++m_speculation.drafts;
+      m_speculation.draftTokens += p.verify;
+      m_speculation.acceptedTokens += p.accepted;
+      for (uint32_t i = 0; i < p.accepted; ++i) ++m_speculation.acceptedPerPosition[i];
+    }
     if (wasDecoding || (s.decoding() && s.samplesAtPrefillEnd)) {
-      ++s.generated;
+      o.tokens = wasDecoding ? 1 + p.accepted : 1;
+      s.generated += o.tokens;
       o.producedToken = true;
     }
     if (s.decoding()) s.samplesAtPrefillEnd = true;  // later prefills (after preemption) are recomputes

@@ -37,6 +37,7 @@
 
 #include "hw/kv/KvBlockAllocator.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/Speculative.h"
 #include "workloads/StepPlan.h"
 
 namespace scoville::workload {
@@ -67,9 +68,19 @@ struct KvSwap {
 /// What a finished step did to a request.
 struct StepOutcome {
   uint64_t request = 0;
-  bool producedToken = false;  ///< the step produced one of its output tokens
-  bool finished = false;       ///< that token was its last: it has left the scheduler
+  bool producedToken = false;  ///< the step produced one of its output tokens (or more)
+  bool finished = false;       ///< its last token among them: it has left the scheduler
   int preemptions = 0;         ///< times it was preempted so far (recomputed or swapped)
+  uint32_t tokens = 0;         ///< output tokens produced: 1, or accepted drafts + 1 (speculative decoding)
+};
+
+/// Speculative decoding's counts, as vLLM's spec_decode metrics name them.
+struct SpeculationCounts {
+  uint64_t drafts = 0;                        ///< verifications of at least one draft token (num_drafts)
+  uint64_t draftTokens = 0;                   ///< draft tokens verified (num_draft_tokens)
+  uint64_t acceptedTokens = 0;                ///< of them, accepted (num_accepted_tokens)
+  uint64_t verifySteps = 0;                   ///< steps that verified drafts
+  std::vector<uint64_t> acceptedPerPosition;  ///< accepted drafts by position (num_accepted_tokens_per_pos)
 };
 
 class ServingScheduler {
@@ -78,6 +89,13 @@ class ServingScheduler {
   /// `maxResident`: requests admitted at once (running or swapped out); 0: no limit but the cache.
   ServingScheduler(const SchedulerConfig& config, std::unique_ptr<hw::KvBlockAllocator> kv,
                    std::size_t maxResident = 0);
+
+  /// Speculative decoding: each decoding sequence verifies up to `draftTokens` drafts per step
+  /// (fewer near its last token, or when the token budget is short), `acceptance` drawing how
+  /// many are accepted; the rejected ones' KV is rolled back when the step completes. The KV
+  /// space holds `draftLayers` layer regions of the draft's after the target's.
+  void speculate(int draftTokens, std::unique_ptr<AcceptanceModel> acceptance, uint32_t draftLayers);
+  const SpeculationCounts& speculation() const { return m_speculation; }
 
   /// Queues a request. Throws std::invalid_argument when it could never fit the KV cache alone.
   void submit(const ServingRequest& request);
@@ -133,6 +151,8 @@ class ServingScheduler {
   struct Planned {
     uint64_t id;
     uint64_t tokens;
+    uint32_t verify = 0;    ///< drafts it verifies (tokens = 1 + verify)
+    uint32_t accepted = 0;  ///< of them, accepted
   };
 
   void preempt(const std::vector<hw::KvPreempted>& victims);
@@ -140,6 +160,12 @@ class ServingScheduler {
   void recompute(uint64_t id);
   /// Step 3: swaps in the oldest swapped requests that fit and plans their step.
   void resumeSwapped(std::size_t maxBatch, uint64_t& budget);
+  /// Drafts decoding request `id` verifies in a step with `budget` tokens left (0 without speculation).
+  uint32_t draftsFor(uint64_t id, uint64_t budget) const;
+  /// Drafts the draft proposes after the step for `s`'s next verification, once it has `generated` tokens.
+  uint32_t proposals(const Sequence& s, uint64_t generated) const;
+  /// Plans decoding request `id` verifying `verify` drafts (its KV already grown by 1 + verify).
+  void planDecode(uint64_t id, uint32_t verify, uint64_t& budget);
   /// Plans request `id`'s next prompt chunk within `budget`.
   void planChunk(uint64_t id, uint64_t& budget);
   /// Inserts `id` into `list` (ordered by admission) at its admission order.
@@ -171,6 +197,10 @@ class ServingScheduler {
   uint64_t m_swapIns = 0;
   uint64_t m_swappedOutBlocks = 0;
   uint64_t m_swappedInBlocks = 0;
+  int m_draftTokens = 0;
+  uint32_t m_draftLayers = 0;
+  std::unique_ptr<AcceptanceModel> m_acceptance;
+  SpeculationCounts m_speculation;
 };
 
 }  // namespace scoville::workload

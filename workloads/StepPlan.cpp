@@ -42,14 +42,15 @@ class StepPlanner::Builder {
       : p(planner), m(planner.m_model), b(batch), tile(planner.m_chip.sram.bufferBytes()) {
     for (const StepSequence& s : b.sequences) {
       tokens += s.tokens;
-      if (s.tokens == 1) {
+      if (s.decodes()) {
         ++decodes;
+        decodeQueries += s.tokens;
       } else {
         prefillTokens += s.tokens;
       }
-      if (s.samples) ++sampling;
+      sampling += s.sampled();
     }
-    weightPhase = prefillTokens > decodes ? tlm::LlmPhase::kPrefill : tlm::LlmPhase::kDecode;
+    weightPhase = prefillTokens > decodeQueries ? tlm::LlmPhase::kPrefill : tlm::LlmPhase::kDecode;
     activationBytes = bytesOf(tokens * u(m.hidden), m.computePrecision);
   }
 
@@ -62,6 +63,11 @@ class StepPlanner::Builder {
     // With experts across replicas an idle chip still serves the others' tokens (and all-to-alls).
     if (tokens == 0 && b.dispatchBytes == nullptr) return finish();
     if (p.m_firstStage && tokens > 0) embedding();
+    // A draft head first projects each token's [embedding; target hidden state] to its width.
+    if (p.m_inputProjectionK > 0 && tokens > 0) {
+      weightGemm("input_proj", 0, p.m_inputProjection, p.m_inputProjectionK, u(m.hidden), tokens, kNormOps,
+                 m.mainFormat().bitsPerElement());
+    }
     plan.receivesFromPrevious = !p.m_firstStage;
     for (uint32_t local = 0; local < p.m_stageLayers; ++local) layer(local);
     if (!p.m_lastStage) {
@@ -213,6 +219,23 @@ class StepPlanner::Builder {
     return kvTokensByWindow.emplace(w, t).first->second;
   }
 
+  /// Decoding sequences by queries per sequence (1, or 1 + drafts verified), in first-seen order,
+  /// with their causal spans summed: the attention GEMMs of one entry are issued as one.
+  struct DecodeSpans {
+    boost::container::small_vector<std::pair<uint64_t, uint64_t>, 2> entries;  // queries, summed span
+    void add(uint64_t queries, uint64_t span) {
+      for (auto& e : entries) {
+        if (e.first == queries) {
+          e.second += span;
+          return;
+        }
+      }
+      entries.emplace_back(queries, span);
+    }
+    auto begin() const { return entries.begin(); }
+    auto end() const { return entries.end(); }
+  };
+
   /// A decode attention GEMM and which of its dimensions runs over the cached context: N for the
   /// scores (q K^T), K for the values (p V). Each KV tile computes that dimension's share.
   struct ContextGemm {
@@ -237,7 +260,10 @@ class StepPlanner::Builder {
       uint64_t cursor = 0;
     };
     std::array<Stream, hw::kKvTierCount> streams{};
-    const uint64_t region = b.kvLayerRegions > 0 ? local % b.kvLayerRegions : local;
+    // A draft's layers have regions of their own after the target's (DraftLayout::kvRegionOffset).
+    const uint64_t region = p.m_draft              ? p.m_kvRegionOffset + local
+                            : b.kvLayerRegions > 0 ? local % b.kvLayerRegions
+                                                   : local;
     streams[hw::kvTierIndex(hw::KvTier::kLocalHbm)] =
         Stream{p.m_kvBase + region * b.kvLayerStride, b.kvLayerStride, b.sequences.front().kvAddress};
     if (b.kv != nullptr) {
@@ -299,13 +325,16 @@ class StepPlanner::Builder {
     const uint64_t w = window(l);
     const double sinks = m.attentionSinks ? 1.0 : 0.0;  // one more logit per query and head
     // Decode (flash-decoding): each token's `group` query heads score its context; the GEMMs of
-    // all decoding sequences have the same M and are issued as one with their contexts summed.
+    // all decoding sequences with the same queries (1, or 1 + drafts verified) have the same M
+    // and are issued as one with their spans summed.
+    DecodeSpans decodeSpans;
     uint64_t decodeContext = 0;
     std::vector<tlm::GemmShape> tail;
     double tailVector = 0.0;
     for (const StepSequence& s : b.sequences) {
       const uint64_t seen = attendedTokens(s.context, s.tokens, w);
-      if (s.tokens == 1) {
+      if (s.decodes()) {
+        decodeSpans.add(s.tokens, (seen + s.tokens - 1) / s.tokens);
         decodeContext += seen;
         continue;
       }
@@ -317,11 +346,14 @@ class StepPlanner::Builder {
     }
     std::vector<ContextGemm> decode;
     double decodeVector = 0.0;
+    for (const auto& [queries, span] : decodeSpans) {
+      if (span == 0) continue;
+      decode.push_back({tlm::GemmShape{group * queries, span, headDim, kvHeads}, false});  // scores = q K^T
+      decode.push_back({tlm::GemmShape{group * queries, headDim, span, kvHeads}, true});   // out = p V
+    }
     if (decodeContext > 0) {
-      decode.push_back({tlm::GemmShape{group, decodeContext, headDim, kvHeads}, false});  // scores = q K^T
-      decode.push_back({tlm::GemmShape{group, headDim, decodeContext, kvHeads}, true});   // out = p V
       decodeVector = kSoftmaxOps * static_cast<double>(group * kvHeads) *
-                     (static_cast<double>(decodeContext) + sinks * static_cast<double>(decodes));
+                     (static_cast<double>(decodeContext) + sinks * static_cast<double>(decodeQueries));
     }
     attentionTiles(l, local, decode, decodeVector, tail, tailVector);
   }
@@ -341,11 +373,13 @@ class StepPlanner::Builder {
     // latent space (q_nope W_UK) and attention runs over the cached latent directly; prefill
     // decompresses its chunk's context into per-head K and V.
     uint64_t decodeContext = 0, prefillContext = 0;
+    DecodeSpans decodeSpans;
     std::vector<tlm::GemmShape> tail;
     double tailVector = 0.0;
     for (const StepSequence& s : b.sequences) {
       const uint64_t seen = attendedTokens(s.context, s.tokens, window(l));
-      if (s.tokens == 1) {
+      if (s.decodes()) {
+        decodeSpans.add(s.tokens, (seen + s.tokens - 1) / s.tokens);
         decodeContext += seen;
         continue;
       }
@@ -357,20 +391,21 @@ class StepPlanner::Builder {
     }
     PlannedOp& up = push("kv_up", l, weightPhase);
     up.accesses.push_back(MemoryAccess{tlm::OpKind::kRead, w.kvUp, bytesOf(latent * heads * (nope + v), bits)});
-    if (decodes > 0) up.gemms.push_back(tlm::GemmShape{decodes, latent, nope, heads});  // q_nope W_UK
+    if (decodes > 0) up.gemms.push_back(tlm::GemmShape{decodeQueries, latent, nope, heads});  // q_nope W_UK
     if (prefillContext > 0) up.gemms.push_back(tlm::GemmShape{prefillContext, heads * (nope + v), latent, 1});
     std::vector<ContextGemm> decode;
     double decodeVector = 0.0;
-    if (decodeContext > 0) {
+    for (const auto& [queries, span] : decodeSpans) {
+      if (span == 0) continue;
       // Multi-query attention over the latent: every head scores the shared latent + RoPE key.
-      decode.push_back({tlm::GemmShape{heads, decodeContext, latent + rope, 1}, false});
-      decode.push_back({tlm::GemmShape{heads, latent, decodeContext, 1}, true});
-      decodeVector = kSoftmaxOps * static_cast<double>(heads * decodeContext);
+      decode.push_back({tlm::GemmShape{heads * queries, span, latent + rope, 1}, false});
+      decode.push_back({tlm::GemmShape{heads * queries, latent, span, 1}, true});
     }
+    if (decodeContext > 0) decodeVector = kSoftmaxOps * static_cast<double>(heads * decodeContext);
     attentionTiles(l, local, decode, decodeVector, tail, tailVector);
     if (decodes > 0) {
       // Absorbed value projection (latent -> per-head V), weights still in the staging buffer.
-      push("v_absorb", l, tlm::LlmPhase::kDecode).gemms.push_back(tlm::GemmShape{decodes, v, latent, heads});
+      push("v_absorb", l, tlm::LlmPhase::kDecode).gemms.push_back(tlm::GemmShape{decodeQueries, v, latent, heads});
     }
     weightGemm("o_proj", l, w.o, heads * v, hidden, tokens, 0.0, bits);
   }
@@ -450,7 +485,8 @@ class StepPlanner::Builder {
   const double tile;
   StepPlan plan;
   uint64_t tokens = 0;
-  uint64_t decodes = 0;
+  uint64_t decodes = 0;        ///< decoding sequences
+  uint64_t decodeQueries = 0;  ///< their tokens: one each, or 1 + drafts verified
   uint64_t prefillTokens = 0;
   uint64_t sampling = 0;
   uint64_t activationBytes = 0;

@@ -17,6 +17,7 @@
 #include "tlm/OpTypes.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
+#include "workloads/Speculative.h"
 
 namespace scoville::workload {
 
@@ -118,6 +119,17 @@ struct StepSequence {
   /// Offset of its first KV byte (stage's first layer) in the chip's KV region: every chip of a
   /// replica gets the same batch and adds its own planner's kvBase().
   uint64_t kvAddress = 0;
+  /// Speculative decoding: draft tokens it verifies (it then feeds 1 + verify tokens, all sampled),
+  /// how many of them the target accepts (drawn when the step was composed), and the draft tokens
+  /// the draft proposes for its next step after this one (0: none; workloads/Speculative.h).
+  uint32_t verify = 0;
+  uint32_t accepted = 0;
+  uint32_t propose = 0;
+
+  /// True when it decodes: its last token plus any drafts on its cached context.
+  bool decodes() const { return tokens == 1 + verify; }
+  /// Positions the step samples for it (1 + verify, or 0 when it does not sample).
+  uint64_t sampled() const { return samples ? 1 + verify : 0; }
 };
 
 /// What one step runs on a chip.
@@ -165,6 +177,13 @@ struct StepPlan {
   /// Switching activity of the data the step moves relative to random data (tlm::OpExtension::
   /// dataToggle): 1 for weights, activations and KV; a kernel filling memory with a constant, 0.
   double dataToggle = 1.0;
+  /// Speculative decoding: the last draftOps ops are the draft's passes (named "draft.<op>"),
+  /// after the verification.
+  std::size_t draftOps = 0;
+
+  /// Appends a draft pass's plan (its ops renamed "draft.<op>" and counted in draftOps, its
+  /// traffic, FLOPs and expert tokens added).
+  void appendDraft(StepPlan&& pass);
 
   /// Roofline lower bounds of the step on `chip`.
   double memoryBoundS(const hw::ChipConfig& chip) const { return bytesMoved / chip.hbm.bandwidthBytesPerS; }
@@ -190,6 +209,21 @@ class StepPlanner {
   /// heads or experts do not split tp ways, pp exceeds the layers, or ep is neither 1 nor tp;
   /// kDoesNotFit when the smallest weight tile exceeds a staging buffer.
   StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard);
+  /// A speculative-decoding draft's planner (workloads/Speculative.h): its weights from
+  /// draft.weightBase (the shared embedding and LM head not held again), the projection of
+  /// [embedding; hidden] before its layers when draft.inputProjection > 0 (replicated on every
+  /// rank), its layer i's KV in region draft.kvRegionOffset + i of the target's KV space. Needs
+  /// pp 1. setKvBase() then puts both planners' KV above its weights.
+  StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard, const DraftLayout& draft);
+
+  /// Moves the KV space to `address` (at least the first address above the weights): a target's
+  /// to above its draft's weights.
+  void setKvBase(uint64_t address);
+  /// First address above the weights (kvBase() until setKvBase moves it).
+  uint64_t weightEnd() const { return m_weightEnd; }
+  /// Addresses of the embedding and LM head (a draft may share them).
+  uint64_t embeddingAddress() const { return m_embedding; }
+  uint64_t lmHeadAddress() const { return m_lmHead; }
 
   /// Plans one step. Throws std::invalid_argument for a mixture-of-experts model without routing.
   StepPlan plan(const StepBatch& batch) const;
@@ -229,6 +263,8 @@ class StepPlanner {
   class Builder;
 
   uint64_t take(uint64_t bytes);
+  /// Lays the shard's weights out (a draft's after its target's, see DraftLayout).
+  void layOut(const DraftLayout* draft);
 
   ModelConfig m_model;
   hw::ChipConfig m_chip;
@@ -252,6 +288,12 @@ class StepPlanner {
   uint64_t m_next = 0;
   uint64_t m_weightBytes = 0;
   uint64_t m_kvBase = 0;
+  uint64_t m_weightEnd = 0;
+  // A draft's: KV region offset and the [embedding; hidden] projection (address, K).
+  uint32_t m_kvRegionOffset = 0;
+  uint64_t m_inputProjection = 0;
+  uint64_t m_inputProjectionK = 0;
+  bool m_draft = false;
 };
 
 }  // namespace scoville::workload

@@ -34,7 +34,32 @@ uint64_t StepPlanner::take(uint64_t bytes) {
 
 StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard)
     : m_model(model), m_chip(chip), m_shard(std::move(shard)) {
+  layOut(nullptr);
+}
+
+StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard,
+                         const DraftLayout& draft)
+    : m_model(model), m_chip(chip), m_shard(std::move(shard)), m_draft(true) {
+  if (m_shard.pp != 1) {
+    throw ConfigError(ErrorKind::kInvalidConfig, "",
+                      fmt::format("speculative decoding with pipeline parallelism (pp = {}) is not modelled: the "
+                                  "draft runs on the chips of a single stage",
+                                  m_shard.pp));
+  }
+  layOut(&draft);
+}
+
+void StepPlanner::setKvBase(uint64_t address) {
+  if (address < m_weightEnd) {
+    throw std::invalid_argument(
+        fmt::format("KV base {} of model '{}' is below its weights' end {}", address, m_model.name, m_weightEnd));
+  }
+  m_kvBase = aligned(address);
+}
+
+void StepPlanner::layOut(const DraftLayout* draft) {
   const ModelConfig& m = m_model;
+  const hw::ChipConfig& chip = m_chip;
   const int tp = m_shard.tp;
   const bool mla = m.attention == AttentionKind::kMla;
   const bool moe = m.family == ModelFamily::kMoe;
@@ -100,8 +125,19 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
   for (uint32_t l = m_firstLayer; l < m_firstLayer + m_stageLayers; ++l)
     m_windowLayers += m.isSlidingLayer(static_cast<int>(l));
 
-  // Weights: embedding, then layer by layer, then the LM head and the norm weights.
-  m_embedding = m_firstStage ? take(bytesOf(m_vocab * hidden, wBits)) : 0;
+  // Weights: embedding, then layer by layer, then the LM head and the norm weights. A draft's
+  // start above its target's and may share the target's embedding and LM head.
+  if (draft != nullptr) {
+    m_next = aligned(draft->weightBase);
+    m_kvRegionOffset = draft->kvRegionOffset;
+  }
+  m_embedding = !m_firstStage                                ? 0
+                : draft != nullptr && draft->sharesEmbedding ? draft->embedding
+                                                             : take(bytesOf(m_vocab * hidden, wBits));
+  if (draft != nullptr && draft->inputProjection > 0) {
+    m_inputProjectionK = draft->inputProjection;
+    m_inputProjection = take(bytesOf(m_inputProjectionK * hidden, wBits));
+  }
   const uint64_t headDim = u(m.headDim);
   const uint64_t qkHead = u(m.qkNopeHeadDim) + u(m.qkRopeHeadDim);
   for (uint32_t local = 0; local < m_stageLayers; ++local) {
@@ -142,11 +178,15 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
     m_layers.push_back(std::move(w));
   }
   // A tied LM head shares the embedding only when both live on this stage.
-  m_lmHead = !m_lastStage ? 0 : m.tiedEmbeddings && m_firstStage ? m_embedding : take(bytesOf(m_vocab * hidden, wBits));
+  m_lmHead = !m_lastStage                              ? 0
+             : draft != nullptr && draft->sharesLmHead ? draft->lmHead
+             : m.tiedEmbeddings && m_firstStage        ? m_embedding
+                                                       : take(bytesOf(m_vocab * hidden, wBits));
   // Norm weights (two per layer and the final one) are replicated on every rank; no op reads
   // them separately (they ride along with the activations), but they take memory.
   take(bytesOf((2 * u(static_cast<int>(m_stageLayers)) + (m_lastStage ? 1 : 0)) * hidden, wBits));
   m_kvBase = aligned(m_next);
+  m_weightEnd = m_kvBase;
 
   // The smallest weight tile (kTileColumnAlign columns of the widest K) must fit one buffer.
   const uint64_t widestK = std::max({hidden, m_qHeads * std::max(headDim, u(m.vHeadDim)), m_ffnInter, m_expertInter,
@@ -184,7 +224,9 @@ bool StepPlanner::plansLike(const StepPlanner& o) const {
          m_kvHeads == o.m_kvHeads && m_ffnInter == o.m_ffnInter && m_expertInter == o.m_expertInter &&
          m_sharedInter == o.m_sharedInter && m_vocab == o.m_vocab && m_kvPerTokenLayer == o.m_kvPerTokenLayer &&
          m_expertBytes == o.m_expertBytes && m_expertUpBytes == o.m_expertUpBytes && m_embedding == o.m_embedding &&
-         m_lmHead == o.m_lmHead && m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase;
+         m_lmHead == o.m_lmHead && m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase && m_draft == o.m_draft &&
+         m_kvRegionOffset == o.m_kvRegionOffset && m_inputProjection == o.m_inputProjection &&
+         m_inputProjectionK == o.m_inputProjectionK;
 }
 
 }  // namespace scoville::workload

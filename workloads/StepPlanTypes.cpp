@@ -57,4 +57,20 @@ uint64_t StepBatch::tokens() const {
                          [](uint64_t sum, const StepSequence& q) { return sum + q.tokens; });
 }
 
+void StepPlan::appendDraft(StepPlan&& pass) {
+  ops.reserve(ops.size() + pass.ops.size());
+  for (PlannedOp& op : pass.ops) {
+    op.name = "draft." + op.name;  // its block stays the one blockOf gave its own name
+    ops.push_back(std::move(op));
+  }
+  draftOps += pass.ops.size();
+  collectiveBytes += pass.collectiveBytes;
+  bytesMoved += pass.bytesMoved;
+  remoteKvBytes += pass.remoteKvBytes;
+  hostKvBytes += pass.hostKvBytes;
+  flops += pass.flops;
+  vectorOps += pass.vectorOps;
+  expertTokens += pass.expertTokens;
+}
+
 }  // namespace scoville::workload

@@ -310,6 +310,23 @@ KvAllocation KvBlockAllocator::append(uint64_t requestId, uint64_t tokens) {
   return out;
 }
 
+void KvBlockAllocator::rollback(uint64_t requestId, uint64_t tokens) {
+  Request& request = find(requestId);
+  if (request.swapped || tokens > request.tokens) {
+    throw std::invalid_argument(fmt::format("KV request {} cannot roll back to {} tokens (it holds {}{})", requestId,
+                                            tokens, request.tokens, request.swapped ? ", swapped out" : ""));
+  }
+  const uint64_t count = blocksFor(tokens);
+  std::size_t windowCount = request.window.size();
+  if (hasWindow()) {
+    const uint64_t ws = m_shape.windowSlots;
+    const uint64_t kept = count > request.windowFirst ? (count - request.windowFirst) * ws : 0;
+    windowCount = std::min<std::size_t>(windowCount, kept);
+  }
+  shrinkTo(request, std::min<uint64_t>(count, request.blocks.size()), windowCount);
+  request.tokens = tokens;
+}
+
 KvPreempted KvBlockAllocator::preempt(uint64_t requestId) {
   Request& request = find(requestId);
   m_preemptions.add();

@@ -90,6 +90,13 @@ class KvBlockAllocator {
   /// finds no room. Throws std::invalid_argument unless the request is resident.
   KvAllocation append(uint64_t requestId, uint64_t tokens);
 
+  /// Speculative decoding: drops a resident request's last tokens down to `tokens` (the KV of
+  /// rejected draft tokens), freeing the blocks past them. A sliding window keeps the blocks it
+  /// still holds (one that slid out while the drafts were in is not brought back: at most one
+  /// block of the window layers goes missing until the window passes it). Throws
+  /// std::invalid_argument unless the request is resident and holds at least `tokens`.
+  void rollback(uint64_t requestId, uint64_t tokens);
+
   /// Frees a request's blocks (resident or swapped). Throws std::invalid_argument if unknown.
   void release(uint64_t requestId);
 
