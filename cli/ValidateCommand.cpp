@@ -62,18 +62,26 @@ std::string formatNumber(double v) {
   return fmt::format("{:.4g}", v);
 }
 
-/// Compares `report` with the point's measurements; fills `outcome` (failed when a metric is missing).
-void compareWithReport(const workload::ValidationPoint& point, const RunReport& report, PointOutcome& outcome) {
+/// Compares `report` with the point's measurements; fills `outcome` (failed when a metric is
+/// missing). With a `baseline` report, each metric is compared as its ratio to the baseline's
+/// ("<metric>_over_baseline").
+void compareWithReport(const workload::ValidationPoint& point, const RunReport& report, const RunReport* baseline,
+                       PointOutcome& outcome) {
   for (const workload::MeasuredMetric& m : point.metrics) {
-    const std::optional<double> simulated = simulatedMetric(report, m, point.throughput);
-    const std::string name = workload::validationMetricName(m.metric);
+    std::optional<double> simulated = simulatedMetric(report, m, point.throughput);
+    std::string name = workload::validationMetricName(m.metric);
+    if (simulated && baseline != nullptr) {
+      const std::optional<double> base = simulatedMetric(*baseline, m, point.throughput);
+      simulated = base && *base > 0.0 ? std::optional<double>(*simulated / *base) : std::nullopt;
+    }
     if (!simulated) {
       outcome.status = "failed";
       outcome.reason = fmt::format("the run's report has no {} (a power model is needed for power)", name);
       outcome.comparisons.clear();
       return;
     }
-    const double measured = m.si();
+    const double measured = baseline != nullptr ? m.value / m.baselineValue : m.si();
+    if (baseline != nullptr) name += "_over_baseline";
     outcome.comparisons.push_back(
         workload::MetricComparison{point.id, name, measured, *simulated, (*simulated - measured) / measured * 100.0});
   }
@@ -114,9 +122,11 @@ int validateCommand(const Args& args, std::ostream& out) {
   if (outDir.empty()) outDir = "validation-" + dataset.name;
   prepareOutputDirectory(outDir);
 
-  // Run the points, `jobs` at a time.
+  // Run the points, `jobs` at a time: each one's run, and its baseline's (in points/ID/baseline).
   std::vector<PointOutcome> outcomes(dataset.points.size());
-  std::vector<std::size_t> todo;
+  std::vector<std::pair<std::size_t, bool>> todo;  // point, baseline run
+  std::vector<int> runsLeft(dataset.points.size(), 0);
+  std::vector<std::string> failures(dataset.points.size());
   for (std::size_t i = 0; i < dataset.points.size(); ++i) {
     const workload::ValidationPoint& p = dataset.points[i];
     if (!p.skip.empty()) {
@@ -124,37 +134,60 @@ int validateCommand(const Args& args, std::ostream& out) {
     } else if (!selected.empty() && selected.count(p.id) == 0) {
       outcomes[i] = PointOutcome{"not_selected", "not in --only", {}, 0.0};
     } else {
-      todo.push_back(i);
+      todo.emplace_back(i, false);
+      if (p.baseline) todo.emplace_back(i, true);
+      runsLeft[i] = p.baseline ? 2 : 1;
     }
   }
+  const auto runDir = [&](std::size_t i, bool baseline) {
+    const fs::path dir = fs::path(outDir) / "points" / dataset.points[i].id;
+    return baseline ? dir / "baseline" : dir;
+  };
   const std::string self = sweep::selfExecutable();
   ::setenv("SCOVILLE_SWEEP_PID", std::to_string(::getpid()).c_str(), 1);  // the runs die with this process
   sweep::ProcessPool pool;
-  std::map<pid_t, std::pair<std::size_t, std::chrono::steady_clock::time_point>> running;
+  struct Running {
+    std::size_t point;
+    bool baseline;
+    std::chrono::steady_clock::time_point started;
+  };
+  std::map<pid_t, Running> running;
   std::size_t next = 0;
   while (next < todo.size() || pool.running() > 0) {
     while (next < todo.size() && pool.running() < jobs) {
-      const workload::ValidationPoint& p = dataset.points[todo[next]];
-      const fs::path dir = fs::path(outDir) / "points" / p.id;
-      fs::remove_all(dir);
+      const auto [index, baseline] = todo[next];
+      const workload::ValidationPoint& p = dataset.points[index];
+      const fs::path dir = runDir(index, baseline);
+      if (!baseline) fs::remove_all(dir);  // the point's directory holds its baseline's
       fs::create_directories(dir);
-      running[pool.spawn(self, validationRunRequest(p, dir.string()).commandLine(), (dir / "run.log").string())] = {
-          todo[next], std::chrono::steady_clock::now()};
+      running[pool.spawn(self, validationRunRequest(p, dir.string(), baseline).commandLine(),
+                         (dir / "run.log").string())] = {index, baseline, std::chrono::steady_clock::now()};
       ++next;
     }
     const auto ended = pool.waitAny(1.0);
     if (!ended) continue;
-    const auto [index, started] = running.at(ended->first);
+    const Running job = running.at(ended->first);
     running.erase(ended->first);
+    const std::size_t index = job.point;
     const workload::ValidationPoint& p = dataset.points[index];
-    const fs::path dir = fs::path(outDir) / "points" / p.id;
     PointOutcome& o = outcomes[index];
-    o.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (ended->second != 0) {
+    o.wallS += std::chrono::duration<double>(std::chrono::steady_clock::now() - job.started).count();
+    if (ended->second != 0 && failures[index].empty()) {
+      failures[index] = fmt::format("{}exit code {}: {}", job.baseline ? "baseline run: " : "", ended->second,
+                                    sweep::tailOfFile((runDir(index, job.baseline) / "run.log").string(), 3));
+    }
+    if (--runsLeft[index] > 0) continue;  // its other run is still going
+    if (!failures[index].empty()) {
       o.status = "failed";
-      o.reason = fmt::format("exit code {}: {}", ended->second, sweep::tailOfFile((dir / "run.log").string(), 3));
+      o.reason = failures[index];
     } else {
-      compareWithReport(p, RunReport::read((dir / "report.json").string()), o);
+      const RunReport report = RunReport::read((runDir(index, false) / "report.json").string());
+      if (p.baseline) {
+        const RunReport base = RunReport::read((runDir(index, true) / "report.json").string());
+        compareWithReport(p, report, &base, o);
+      } else {
+        compareWithReport(p, report, nullptr, o);
+      }
     }
     if (!quiet) {
       out << fmt::format("{}: {} in {:.1f} s{}\n", p.id, o.status, o.wallS,

@@ -4,7 +4,7 @@
 
 namespace scoville::cli {
 
-RunRequest validationRunRequest(const workload::ValidationPoint& p, const std::string& outDir) {
+RunRequest validationRunRequest(const workload::ValidationPoint& p, const std::string& outDir, bool baseline) {
   RunRequest request;
   request.inputs.platform = p.platform;
   request.inputs.model = p.model;
@@ -23,7 +23,8 @@ RunRequest validationRunRequest(const workload::ValidationPoint& p, const std::s
   sets.push_back(fmt::format("scenario.load.concurrency={}", p.concurrency));
   sets.push_back(fmt::format("scenario.requests={}", p.requests > 0 ? p.requests : p.concurrency));
   if (!p.stack.empty()) sets.push_back("scenario.software_stack=" + p.stack);
-  sets.insert(sets.end(), p.sets.begin(), p.sets.end());
+  const std::vector<std::string>& own = baseline && p.baseline ? p.baseline->sets : p.sets;
+  sets.insert(sets.end(), own.begin(), own.end());
   return request;
 }
 

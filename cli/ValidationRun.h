@@ -16,7 +16,9 @@ namespace scoville::cli {
 /// The quiet `scoville run` that stands for `point`, writing into `outDir`: its platform, model and
 /// scenario, the chips of the first chip group, the parallelism, the lengths, a closed-loop load of
 /// its concurrency, its software stack, then its own `sets`.
-RunRequest validationRunRequest(const workload::ValidationPoint& point, const std::string& outDir);
+/// `baseline`: the point's baseline run (its baseline.sets in place of its sets).
+RunRequest validationRunRequest(const workload::ValidationPoint& point, const std::string& outDir,
+                                bool baseline = false);
 
 /// The simulated value of `metric` (its `statistic`, median when empty, for latencies and
 /// interactivity) in `report`, in SI units; nothing when the report lacks it (a decode-step

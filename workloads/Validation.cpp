@@ -84,6 +84,9 @@ const Schema<MeasuredMetric>& MeasuredMetric::schema() {
         .choice("statistic", &MeasuredMetric::statistic, {{"median", "median"}, {"mean", "mean"}}, optional("median"),
                 "latencies and interactivity: the statistic over requests the value is (ignored for "
                 "throughput and power)")
+        .number("baseline_value", &MeasuredMetric::baselineValue, optional("0"), config::nonNegative(),
+                "a point with a baseline: the value measured in the baseline configuration, in `unit`; the "
+                "metric is compared as value / baseline_value against the ratio of the two runs")
         .check("unit is one the metric accepts", [](const MeasuredMetric& m, const Node& n) {
           const MetricInfo& info = infoOf(m.metric);
           for (const auto& [unit, factor] : info.units) {
@@ -94,6 +97,15 @@ const Schema<MeasuredMetric>& MeasuredMetric::schema() {
                                         info.name, fmt::join(unitNames(info), " or ")));
         });
   }();
+  return s;
+}
+
+const Schema<ValidationBaseline>& ValidationBaseline::schema() {
+  static const Schema<ValidationBaseline> s =
+      Schema<ValidationBaseline>("validation_baseline",
+                                 "The run a point's metrics are divided by: the point's run with other --set options.")
+          .textList("sets", &ValidationBaseline::sets, optional("[]"),
+                    "the baseline run's --set options, in place of the point's `sets`");
   return s;
 }
 
@@ -141,7 +153,24 @@ const Schema<ValidationPoint>& ValidationPoint::schema() {
                   "steady-state rate inside the measurement window, standing for a run longer than the simulated one)")
           .textList("sets", &ValidationPoint::sets, optional("[]"),
                     "more --set options of the run, e.g. 'model.compute_precision=fp8'")
+          .optionalChild("baseline", &ValidationPoint::baseline, ValidationBaseline::schema(),
+                         "compare each metric as a ratio to this run (a speedup): every metric then gives "
+                         "baseline_value")
           .childList("metrics", &ValidationPoint::metrics, MeasuredMetric::schema(), required(), "the measured values")
+          .check("a point with a baseline gives every metric's baseline_value, one without gives none",
+                 [](const ValidationPoint& p, const Node& n) {
+                   for (std::size_t i = 0; i < p.metrics.size(); ++i) {
+                     const bool given = p.metrics[i].baselineValue > 0.0;
+                     if (given == p.baseline.has_value()) continue;
+                     const Node at = n.at("metrics").at(i);
+                     at.fail(ErrorKind::kInvalidConfig,
+                             p.baseline ? fmt::format("'{}' needs baseline_value (above 0): point '{}' has a "
+                                                      "baseline",
+                                                      at.path(), p.id)
+                                        : fmt::format("'{}.baseline_value' is given but point '{}' has no baseline",
+                                                      at.path(), p.id));
+                   }
+                 })
           .check("a point that is run names its platform, model and concurrency",
                  [](const ValidationPoint& p, const Node& n) {
                    if (!p.skip.empty()) return;

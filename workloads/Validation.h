@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,7 +39,10 @@ struct MeasuredMetric {
   double value = 0.0;     ///< as published, in `unit`
   std::string unit;       ///< one the metric accepts (tok/s/GPU; s, ms or us; tok/s/user; W or kW)
   std::string statistic;  ///< median or mean (latencies and interactivity)
-  double si() const;      ///< value in the report's unit (seconds, tokens/s, watts)
+  /// With the point's baseline: the value measured in the baseline configuration (same unit).
+  /// The comparison is then of value / baseline_value against the two runs' ratio.
+  double baselineValue = 0.0;
+  double si() const;  ///< value in the report's unit (seconds, tokens/s, watts)
 
   static const config::Schema<MeasuredMetric>& schema();
 };
@@ -47,6 +51,14 @@ struct MeasuredMetric {
 enum class ThroughputAccounting {
   kPerRequest,  ///< the measured requests' tokens over the benchmark's duration (InferenceX, benchmark_serving)
   kWindow,      ///< the steady-state rate of the work done inside the measurement window
+};
+
+/// A point's baseline: the same run with other --set options (e.g. without speculative
+/// decoding), whose simulated metrics divide the point's (a speedup compared with a published one).
+struct ValidationBaseline {
+  std::vector<std::string> sets;  ///< the baseline run's --set options, in place of the point's `sets`
+
+  static const config::Schema<ValidationBaseline>& schema();
 };
 
 /// One measured configuration and the run that stands for it.
@@ -74,7 +86,8 @@ struct ValidationPoint {
   int requests = 0;     ///< measured requests (0: = concurrency)
   std::string stack;    ///< software-stack profile (scenario.software_stack; "" : none)
   ThroughputAccounting throughput = ThroughputAccounting::kPerRequest;
-  std::vector<std::string> sets;  ///< more --set options (precision, scheduler, ...)
+  std::vector<std::string> sets;               ///< more --set options (precision, scheduler, ...)
+  std::optional<ValidationBaseline> baseline;  ///< compare ratios to this run (metrics give baseline_value)
   std::vector<MeasuredMetric> metrics;
 
   static const config::Schema<ValidationPoint>& schema();

@@ -95,6 +95,44 @@ TEST(ValidateCli, SaysWhichPointsTheirProfileWasFittedToAndSummarisesThemApart) 
   EXPECT_NE(r.out.find("predicted"), std::string::npos) << r.out;
 }
 
+TEST(ValidateCli, APointWithABaselineComparesTheRatioOfItsTwoRuns) {
+  TempDir dir;
+  // The point's model has twice its baseline's layers: the measured ratio of their E2E is 1.9.
+  const std::string dataset =
+      "name: t\ndescription: test\npoints:\n"
+      "- id: longer\n  source: s\n  hardware: h\n  framework: f\n  platform: jalapeno\n"
+      "  model: tiny-dense\n  isl: 256\n  osl: 32\n  concurrency: 1\n  requests: 2\n"
+      "  sets: [model.layers=8]\n  baseline: {sets: []}\n"
+      "  metrics:\n  - {name: e2el, value: 1.9, baseline_value: 1, unit: ms}\n";
+  writeFile(dir.file("d.yaml"), dataset);
+  const ProcessResult r = runScoville({"validate", dir.file("d.yaml"), "--out", dir.file("v"), "-j", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const Json v = Json::parse(readFile(dir.file("v/validation.json")));
+  const Json& m = v["points"][0]["metrics"][0];
+  EXPECT_EQ(m["metric"], "e2el_over_baseline");
+  EXPECT_DOUBLE_EQ(m["measured"].get<double>(), 1.9);
+  const auto e2e = [&](const std::string& file) {
+    return Json::parse(readFile(dir.file(file)))["results"]["metrics"]["inferencex"]["median_e2el"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(m["simulated"].get<double>(),
+                   e2e("v/points/longer/report.json") / e2e("v/points/longer/baseline/report.json"));
+  EXPECT_GT(m["simulated"].get<double>(), 1.5) << "twice the layers: nearly twice the time";
+  EXPECT_TRUE(v["summary"].contains("e2el_over_baseline")) << "a summary row of its own";
+  // A baseline without baseline values, or baseline values without a baseline, is refused.
+  std::string bad = dataset;
+  bad.replace(bad.find(", baseline_value: 1"), 19, "");
+  writeFile(dir.file("bad.yaml"), bad);
+  const ProcessResult noValue = runScoville({"validate", dir.file("bad.yaml"), "--out", dir.file("w")});
+  EXPECT_EQ(noValue.exitCode, 2);
+  EXPECT_NE(noValue.err.find("needs baseline_value"), std::string::npos) << noValue.err;
+  bad = dataset;
+  bad.replace(bad.find("  baseline: {sets: []}\n"), 23, "");
+  writeFile(dir.file("bad2.yaml"), bad);
+  const ProcessResult noBaseline = runScoville({"validate", dir.file("bad2.yaml"), "--out", dir.file("w")});
+  EXPECT_EQ(noBaseline.exitCode, 2);
+  EXPECT_NE(noBaseline.err.find("has no baseline"), std::string::npos) << noBaseline.err;
+}
+
 TEST(ValidateCli, ABadDatasetIsRefusedNamingTheKeyAndNothingRuns) {
   TempDir dir;
   writeFile(dir.file("d.yaml"),
