@@ -290,8 +290,11 @@ void ReplicaBuilder::decideMirrors(Replica& r) const {
     const auto leader = static_cast<std::size_t>(c / tp * tp);
     r.leaderOf.push_back(leader);
     // Off-chip KV reaches other chips' memories and links, which mirroring would not see.
-    r.mirrors.push_back(m_mirror && !m_set->kvMode->offChip() && c % tp > 0 &&
-                        r.planners[static_cast<std::size_t>(c)]->plansLike(*r.planners[leader]));
+    const auto alike = [&](const std::vector<std::unique_ptr<StepPlanner>>& planners) {
+      return planners.empty() || planners[static_cast<std::size_t>(c)]->plansLike(*planners[leader]);
+    };
+    r.mirrors.push_back(m_mirror && !m_set->kvMode->offChip() && c % tp > 0 && alike(r.planners) &&
+                        alike(r.draftPlanners));  // a draft's planner too, under speculative decoding
   }
   // A group whose ranks all mirror rank 0 is run by rank 0 alone, each block of its collectives
   // as one rotation (CollectiveGroup::setMirrored): on a single switched stage, where a

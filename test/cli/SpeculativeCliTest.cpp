@@ -110,6 +110,21 @@ TEST_F(SpeculativeCliTest, MtpOnAnMlaMixtureOfExpertsPlacesItsModuleAndIsDetermi
   EXPECT_GT(a["replicas"][0]["per_op"].count("draft.experts"), 0u) << "the module's experts run as draft ops";
 }
 
+TEST_F(SpeculativeCliTest, MirroredRanksGiveExactlyTheSimulatedResultsWithTheDraft) {
+  // tiny-moe's target and its MTP module split evenly over jalapeno-8's eight ranks: ranks 1-7
+  // mirror rank 0, draft passes included, and the results must not tell it from every chip simulated.
+  const auto args =
+      join(join({"-m", "tiny-moe", "-p", "jalapeno-8", "--set", "model.mtp_layers=1"}, smallLoad(4, 4, 512, 24)),
+           speculate("mtp", 2, {"impl=mean_length", "mean_length=2"}));
+  const Json mirrored = serve("mirrored", args);
+  const Json exact = serve("exact", join(args, {"--exact-all-chips"}));
+  ASSERT_FALSE(mirrored.empty() || exact.empty());
+  EXPECT_EQ(mirrored["mirrored_chips"], 7);
+  EXPECT_EQ(exact["mirrored_chips"], 0);
+  EXPECT_EQ(mirrored["metrics"], exact["metrics"]);
+  EXPECT_EQ(mirrored["speculative_decoding"], exact["speculative_decoding"]);
+}
+
 TEST_F(SpeculativeCliTest, ASeparateDraftModelRunsBesideTheTarget) {
   const Json r = serve("draft", join(join({"-m", "tiny-dense"}, smallLoad(2, 4, 256, 24)),
                                      join(speculate("draft_model", 2, {"impl=per_position", "rates=[0.7, 0.5]"}),
