@@ -309,10 +309,15 @@ DraftModel draftModelFor(const ModelConfig& target, const SpeculativeConfig& spe
 std::vector<StepBatch> draftPasses(const StepBatch& step) {
   std::vector<StepBatch> passes;
   uint32_t deepest = 0;
-  StepBatch first;
-  first.kvLayerStride = step.kvLayerStride;
-  first.kvLayerRegions = step.kvLayerRegions;
-  first.kv = step.kv;
+  // A pass keeps the step's KV layout and block tables.
+  const auto shell = [&step] {
+    StepBatch b;
+    b.kvLayerStride = step.kvLayerStride;
+    b.kvLayerRegions = step.kvLayerRegions;
+    b.kv = step.kv;
+    return b;
+  };
+  StepBatch first = shell();
   for (const StepSequence& s : step.sequences) {
     const bool prefill = s.tokens != 1 + s.verify;
     // A prompt chunk builds the draft's KV of the chunk; a verification feeds what it accepted.
@@ -330,10 +335,7 @@ std::vector<StepBatch> draftPasses(const StepBatch& step) {
   if (first.sequences.empty()) return passes;
   passes.push_back(first);
   for (uint32_t pass = 1; pass < deepest; ++pass) {
-    StepBatch next;
-    next.kvLayerStride = step.kvLayerStride;
-    next.kvLayerRegions = step.kvLayerRegions;
-    next.kv = step.kv;
+    StepBatch next = shell();
     for (const StepSequence& s : step.sequences) {
       if (s.propose <= pass) continue;
       const bool prefill = s.tokens != 1 + s.verify;
