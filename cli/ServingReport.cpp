@@ -270,6 +270,23 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
       {"replicas", replicas},
       {"chips", memory}};
   if (!speculative.is_null()) out["speculative_decoding"] = std::move(speculative);
+  if (scenario.serving.prefixCaching) {
+    uint64_t prompt = 0, cached = 0, blocks = 0, peak = 0, evicted = 0;
+    for (int d = 0; d < engine.replicas(); ++d) {
+      const runtime::ReplicaStats& s = engine.replicaStats(d);
+      prompt += s.promptTokensAdmitted;
+      cached += s.cachedPromptTokens;
+      blocks += s.cachedBlocks;
+      peak += s.peakCachedBlocks;
+      evicted += s.evictedBlocks;
+    }
+    out["prefix_cache"] = {{"prompt_tokens", prompt},
+                           {"cached_prompt_tokens", cached},
+                           {"hit_rate", ratio(static_cast<double>(cached), static_cast<double>(prompt))},
+                           {"cached_blocks_at_end", blocks},
+                           {"peak_cached_blocks", peak},
+                           {"evicted_blocks", evicted}};
+  }
   return out;
 }
 

@@ -82,7 +82,13 @@ struct ReplicaStats {
   double draftS = 0.0;
   uint64_t draftPasses = 0;
   workload::SpeculationCounts speculation;  ///< the scheduler's drafts and accepted tokens
-  std::map<std::string, OpTotals> perOp;    ///< of the replica's tensor-parallel rank 0
+  // Prefix caching: prompt tokens admitted and those found cached; blocks the cache holds and evicted.
+  uint64_t promptTokensAdmitted = 0;
+  uint64_t cachedPromptTokens = 0;
+  uint64_t cachedBlocks = 0;
+  uint64_t peakCachedBlocks = 0;
+  uint64_t evictedBlocks = 0;
+  std::map<std::string, OpTotals> perOp;  ///< of the replica's tensor-parallel rank 0
 };
 
 /// One data-parallel replica (or, with disaggregation, one pool's replica).

@@ -199,7 +199,22 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
   uint64_t kvTokens = ~uint64_t{0};  // tokens of KV the tightest chip holds
   for (const uint64_t free : frees) kvTokens = std::min(kvTokens, free / tokenBytes);
   const uint64_t kvCapacity = kvTokens * tokenBytes;
-  auto kv = std::make_unique<hw::KvBlockAllocator>(placement.kvCache, shape, kvCapacities(*r, kvCapacity, shape),
+  hw::KvCacheConfig kvConfig = placement.kvCache;
+  if (m_scenario.serving.prefixCaching) {
+    // A hit skips the prefill of whole blocks of every layer: window layers keep no such blocks.
+    if (placement.disaggregation) {
+      throw ConfigError(ErrorKind::kInvalidConfig, m_files.scenario,
+                        "'scenario.serving.prefix_caching' with prefill/decode disaggregation is not modelled");
+    }
+    if (shape.windowSlots > 0) {
+      throw ConfigError(ErrorKind::kInvalidConfig, m_files.scenario,
+                        fmt::format("'scenario.serving.prefix_caching' with model '{}''s sliding-window layers is not "
+                                    "modelled (a cached prefix would need their window's KV too)",
+                                    m_model.name));
+    }
+    kvConfig.prefixCaching = true;
+  }
+  auto kv = std::make_unique<hw::KvBlockAllocator>(kvConfig, shape, kvCapacities(*r, kvCapacity, shape),
                                                    hw::makeKvPlacementPolicy(set.kvPlacement));
   const uint64_t capacityTokens = kv->placedCapacityBlocks() * kv->blockTokens();
   set.kvCapacityTokens = capacityTokens;

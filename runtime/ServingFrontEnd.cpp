@@ -25,7 +25,8 @@ void ServingFrontEnd::send(const Arrival& a) {
   const int replica = m_router.admit(a, sc_core::sc_time_stamp().to_seconds());
   const Replica& r = m_set.at(replica);
   // The prefill pool only produces the first token; the rest is decoded after the KV moved.
-  const ServingRequest request{a.id, a.inputTokens, r.role == ReplicaRole::kPrefill ? 1 : a.outputTokens, false};
+  const ServingRequest request{a.id,  a.inputTokens,  r.role == ReplicaRole::kPrefill ? 1 : a.outputTokens,
+                               false, a.conversation, a.history};
   const double delay = m_policy.delayOf(a.inputTokens);
   if (delay <= 0.0) {
     submit(replica, request);

@@ -71,6 +71,11 @@ void StepStatistics::schedulerUpdated(Replica& r) {
   r.stats.swapOuts = scheduler.swapOuts();
   r.stats.swapIns = scheduler.swapIns();
   r.stats.speculation = scheduler.speculation();
+  r.stats.promptTokensAdmitted = scheduler.promptTokensAdmitted();
+  r.stats.cachedPromptTokens = scheduler.cachedPromptTokens();
+  r.stats.cachedBlocks = scheduler.kv().cachedBlocks();
+  r.stats.peakCachedBlocks = std::max(r.stats.peakCachedBlocks, r.stats.cachedBlocks);
+  r.stats.evictedBlocks = scheduler.kv().evictedBlocks();
 }
 
 void StepStatistics::layerRouted(Replica& r, const std::vector<uint64_t>& counts, uint64_t tokens) {

@@ -75,6 +75,9 @@ Arrival LoadGenerator::next(int user, double now) {
   Arrival a{now, m_nextId++, user, 0, 0};
   Conversation& c = m_conversations.at(static_cast<std::size_t>(user));
   if (c.turn == m_scenario.multiTurn.turns) c = Conversation{};
+  if (c.turn == 0) c.id = ++m_conversationsStarted;
+  a.conversation = c.id;
+  a.history = c.history;
   a.inputTokens = c.history + draw(static_cast<uint64_t>(m_scenario.inputTokens));
   a.outputTokens = draw(static_cast<uint64_t>(m_scenario.outputTokens));
   ++c.turn;

@@ -28,6 +28,10 @@ struct Arrival {
   int user = -1;  ///< closed loop: the sending user; open loop: -1
   uint64_t inputTokens = 0;
   uint64_t outputTokens = 0;
+  /// Multi-turn: the conversation it continues (1-based; 0: none) and the tokens of its prompt
+  /// that are the conversation's earlier turns (prompts and answers).
+  uint64_t conversation = 0;
+  uint64_t history = 0;
 };
 
 /// One row of a load trace.
@@ -71,8 +75,10 @@ class LoadGenerator {
   struct Conversation {
     int turn = 0;
     uint64_t history = 0;  ///< tokens of the earlier turns (prompts and answers)
+    uint64_t id = 0;       ///< 1-based, in the order conversations start
   };
   std::vector<Conversation> m_conversations;  // per user
+  uint64_t m_conversationsStarted = 0;
   std::vector<TraceRequest> m_trace;
   std::size_t m_traceNext = 0;
 };

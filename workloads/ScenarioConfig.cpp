@@ -188,6 +188,10 @@ const Schema<ServingPolicyConfig>& ServingPolicyConfig::schema() {
           .integer("max_concurrent_users", &ServingPolicyConfig::maxConcurrentUsers, optional("0"), between(0, 1 << 24),
                    "requests admitted at once over all replicas (each replica takes its share, rounded up); "
                    "the rest wait; 0: only scheduler.max_batch limits")
+          .flag("prefix_caching", &ServingPolicyConfig::prefixCaching, optional("false"),
+                "keep each conversation's KV blocks cached after its turn (vLLM's automatic prefix caching): "
+                "the next turn's prompt skips the prefill of its cached full blocks; cached blocks no request "
+                "uses are evicted least recently used when a tier has no free block (docs/serving.md#prefix-caching)")
           .check("kv_remote_share needs kv_cache_placement: spill_to_remote", [](const ServingPolicyConfig& c,
                                                                                  const Node& n) {
             rejectUnless(n, c.kvCachePlacement == ServingPolicyConfig::KvPlacement::kSpillToRemote, "kv_remote_share",

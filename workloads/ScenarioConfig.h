@@ -89,6 +89,9 @@ struct ServingPolicyConfig {
   PhasePolicyConfig prefill;
   PhasePolicyConfig decode;
   int maxConcurrentUsers = 0;  ///< requests resident (admitted, holding KV) at once, all replicas; 0: no cap
+  /// Prefix caching (vLLM's enable_prefix_caching): a conversation's KV stays cached for its next
+  /// turn, whose cached full blocks skip their prefill, until evicted least recently used.
+  bool prefixCaching = false;
 
   /// The KV placement policy (hw::makeKvPlacementPolicy name) `kv_cache_placement` stands for,
   /// or `platformPolicy` when it is not given.

@@ -236,8 +236,17 @@ StepBatch ServingScheduler::compose() {
       const uint64_t need = m_kv->slotsFor(s.prefillTarget);
       if (!m_running.empty() && freeBlocks() < need + watermark()) break;
     }
-    if (!m_kv->admit(id, s.prefillTarget).ok) break;  // first come, first served: no overtaking
+    const hw::KvAllocation admitted = m_kv->admit(id, s.prefillTarget, s.request.prefixId, s.request.prefixTokens);
+    if (!admitted.ok) break;  // first come, first served: no overtaking
     if (reserve) reserved += stillNeeded(id);
+    // Prefix caching: the cached blocks' tokens are computed already (at least the prompt's
+    // last token is computed again: it samples).
+    const uint64_t cached = std::min(admitted.sharedBlocks * m_kv->blockTokens(), s.prefillTarget - 1);
+    if (m_kv->config().prefixCaching) {
+      s.kv = std::max(s.kv, cached);
+      m_promptTokens += s.prefillTarget;
+      m_cachedTokens += cached;
+    }
     s.admitted = m_nextAdmission++;
     m_waiting.pop_front();
     m_running.push_back(id);
@@ -296,6 +305,7 @@ std::vector<StepOutcome> ServingScheduler::complete() {
     if (s.decoding()) s.samplesAtPrefillEnd = true;  // later prefills (after preemption) are recomputes
     if (s.generated >= s.request.outputTokens) {
       o.finished = true;
+      m_kv->publish(p.id, s.kv);  // prefix caching: its KV stays for the conversation's next turn
       m_kv->release(p.id);
       m_running.erase(std::find(m_running.begin(), m_running.end(), p.id));
       m_sequences.erase(p.id);

@@ -50,6 +50,10 @@ struct ServingRequest {
   /// Prefilled elsewhere (disaggregation): its prompt's KV arrives with it and its first output
   /// token is already produced; once admitted it decodes.
   bool prefilled = false;
+  /// Prefix caching: the prompt's first prefixTokens tokens are those of prefix `prefixId` (a
+  /// conversation's earlier turns; 0: none). The cached full blocks of it skip their prefill.
+  uint64_t prefixId = 0;
+  uint64_t prefixTokens = 0;
 };
 
 /// KV tokens a request holds at most: its prompt and every output token but the last (never fed
@@ -96,6 +100,11 @@ class ServingScheduler {
   /// space holds `draftLayers` layer regions of the draft's after the target's.
   void speculate(int draftTokens, std::unique_ptr<AcceptanceModel> acceptance, uint32_t draftLayers);
   const SpeculationCounts& speculation() const { return m_speculation; }
+
+  /// Prefix caching (the allocator's KvCacheConfig::prefixCaching): prompt tokens admitted, and
+  /// those found cached, whose prefill was skipped.
+  uint64_t promptTokensAdmitted() const { return m_promptTokens; }
+  uint64_t cachedPromptTokens() const { return m_cachedTokens; }
 
   /// Queues a request. Throws std::invalid_argument when it could never fit the KV cache alone.
   void submit(const ServingRequest& request);
@@ -201,6 +210,8 @@ class ServingScheduler {
   uint32_t m_draftLayers = 0;
   std::unique_ptr<AcceptanceModel> m_acceptance;
   SpeculationCounts m_speculation;
+  uint64_t m_promptTokens = 0;
+  uint64_t m_cachedTokens = 0;
 };
 
 }  // namespace scoville::workload

@@ -51,13 +51,17 @@ uint64_t KvBlockAllocator::placedCapacityBlocks() const {
 
 uint64_t KvBlockAllocator::placedFreeBlocks() const {
   uint64_t total = 0;
-  for (KvTier tier : kKvTiers) total += m_policy->mayUse(tier) ? capacityBlocks(tier) - usedBlocks(tier) : 0;
+  const KvTierBlocks free = freeBlocks();
+  for (KvTier tier : kKvTiers) total += m_policy->mayUse(tier) ? free[kvTierIndex(tier)] : 0;
   return total;
 }
 
 KvTierBlocks KvBlockAllocator::freeBlocks() const {
+  // A block only the prefix cache holds is evicted on demand: it counts as free.
   KvTierBlocks free{};
-  for (KvTier tier : kKvTiers) free[kvTierIndex(tier)] = capacityBlocks(tier) - usedBlocks(tier);
+  for (KvTier tier : kKvTiers) {
+    free[kvTierIndex(tier)] = capacityBlocks(tier) - usedBlocks(tier) + m_tiers[kvTierIndex(tier)].cacheOnly;
+  }
   return free;
 }
 
@@ -78,12 +82,14 @@ uint64_t KvBlockAllocator::address(const KvBlock& block, uint32_t layer) const {
 std::optional<KvBlock> KvBlockAllocator::allocateSlot(KvTier tier) {
   TierSlots& t = m_tiers[kvTierIndex(tier)];
   uint64_t slot = 0;
+  if (t.freed.empty() && t.highWater >= t.slots && t.cacheOnly > 0) evictOne(tier);
   if (!t.freed.empty()) {
     slot = t.freed.top();
     t.freed.pop();
   } else if (t.highWater < t.slots) {
     slot = t.highWater++;
     t.refs.push_back(0);
+    t.cached.push_back(0);
   } else {
     return std::nullopt;
   }
@@ -93,12 +99,68 @@ std::optional<KvBlock> KvBlockAllocator::allocateSlot(KvTier tier) {
 }
 
 void KvBlockAllocator::addRef(const KvBlock& block) {
-  ++m_tiers[kvTierIndex(block.tier)].refs[block.slot];
+  TierSlots& t = m_tiers[kvTierIndex(block.tier)];
+  if (++t.refs[block.slot] == 2 && t.cached[block.slot] != 0) --t.cacheOnly;
 }
 
 void KvBlockAllocator::dropRef(const KvBlock& block) {
   TierSlots& t = m_tiers[kvTierIndex(block.tier)];
-  if (--t.refs[block.slot] == 0) t.freed.push(block.slot);
+  const uint32_t left = --t.refs[block.slot];
+  if (left == 0) t.freed.push(block.slot);
+  if (left == 1 && t.cached[block.slot] != 0) ++t.cacheOnly;
+}
+
+void KvBlockAllocator::cache(const KvBlock& block) {
+  addRef(block);
+  TierSlots& t = m_tiers[kvTierIndex(block.tier)];
+  t.cached[block.slot] = 1;
+  if (t.refs[block.slot] == 1) ++t.cacheOnly;
+  ++m_cachedBlocks;
+}
+
+bool KvBlockAllocator::evictOne(KvTier tier) {
+  // The least recently used prefix whose tail block is on `tier` and used by no request.
+  std::pair<uint64_t, uint64_t> best{~uint64_t{0}, 0};  // (last use, prefix id)
+  for (const auto& [id, blocks] : m_prefixes) {
+    if (blocks.empty()) continue;
+    const KvBlock& tail = blocks.back();
+    if (tail.tier != tier || refs(tail) != 1) continue;
+    const auto use = m_prefixUse.find(id);
+    const std::pair<uint64_t, uint64_t> key{use == m_prefixUse.end() ? 0 : use->second, id};
+    if (key < best) best = key;
+  }
+  if (best.first == ~uint64_t{0}) return false;
+  std::vector<KvBlock>& blocks = m_prefixes.at(best.second);
+  const KvBlock tail = blocks.back();
+  blocks.pop_back();
+  TierSlots& t = m_tiers[kvTierIndex(tier)];
+  t.cached[tail.slot] = 0;
+  --t.cacheOnly;
+  --m_cachedBlocks;
+  ++m_evicted;
+  dropRef(tail);
+  if (blocks.empty()) {
+    m_prefixes.erase(best.second);
+    m_prefixUse.erase(best.second);
+  }
+  return true;
+}
+
+void KvBlockAllocator::publish(uint64_t requestId, uint64_t tokens) {
+  const Request& request = find(requestId);
+  if (!m_config.prefixCaching || request.prefixId == 0 || request.swapped) return;
+  std::vector<KvBlock>& prefix = m_prefixes[request.prefixId];
+  const uint64_t full = std::min<uint64_t>(std::min(tokens, request.tokens) / m_blockTokens, request.blocks.size());
+  // Only a request that still shares the whole prefix extends it (its blocks continue it).
+  if (prefix.size() > full) return;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (!(prefix[i] == request.blocks[i])) return;
+  }
+  for (std::size_t i = prefix.size(); i < full; ++i) {
+    cache(request.blocks[i]);
+    prefix.push_back(request.blocks[i]);
+  }
+  touch(request.prefixId);
 }
 
 uint32_t KvBlockAllocator::refs(const KvBlock& block) const {
@@ -240,6 +302,7 @@ void KvBlockAllocator::slideWindow(Request& request, uint64_t tokens) {
 }
 
 void KvBlockAllocator::trimPrefix(uint64_t prefixId) {
+  if (m_config.prefixCaching) return;  // the cache holds its blocks: none is dead
   const auto it = m_prefixes.find(prefixId);
   if (it == m_prefixes.end()) return;
   // Every user of prefix block i also uses blocks 0..i-1, so the live blocks are a leading run.
@@ -256,7 +319,7 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
   }
   Request& request = m_requests[requestId];
   request.rank = m_nextRank++;
-  request.prefixId = m_config.prefixSharing ? prefixId : 0;
+  request.prefixId = m_config.prefixSharing || m_config.prefixCaching ? prefixId : 0;
   const uint64_t sharable = std::min(prefixTokens, promptTokens) / m_blockTokens;
   uint64_t reused = 0;
   if (request.prefixId != 0) {
@@ -278,8 +341,12 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
   }
   if (request.prefixId != 0) {
     std::vector<KvBlock>& prefix = m_prefixes[request.prefixId];
-    for (uint64_t i = prefix.size(); i < sharable; ++i) prefix.push_back(request.blocks[i]);
+    for (uint64_t i = prefix.size(); i < sharable; ++i) {
+      if (m_config.prefixCaching) cache(request.blocks[i]);
+      prefix.push_back(request.blocks[i]);
+    }
     trimPrefix(request.prefixId);
+    if (m_config.prefixCaching) touch(request.prefixId);
   }
   request.tokens = promptTokens;
   m_residentByRank[request.rank] = requestId;

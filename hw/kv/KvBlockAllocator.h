@@ -22,6 +22,13 @@
 // prefix (a partly filled block is never shared, so appends never write a shared block). Blocks
 // are reference-counted and freed when their last user leaves.
 //
+// Prefix caching (KvCacheConfig::prefixCaching, vLLM's automatic prefix caching by prefix id):
+// the cache itself holds a reference on every block of a prefix, so the blocks outlive their
+// users; publish() extends a prefix with a request's full blocks (a conversation's answer, for
+// its next turn). A block only the cache holds counts as free: when a tier has no free slot, the
+// tail block of the least recently used prefix that has one there is evicted (a prefix stays a
+// leading run of blocks).
+//
 // Preemption: when the policy has no room for a block, the most recently admitted resident
 // request is the victim (vLLM's choice). Recompute drops its blocks; swap moves its private
 // blocks off the chip to host slots (shared blocks stay where they are, still referenced) and
@@ -97,6 +104,13 @@ class KvBlockAllocator {
   /// std::invalid_argument unless the request is resident and holds at least `tokens`.
   void rollback(uint64_t requestId, uint64_t tokens);
 
+  /// Prefix caching: extends the request's prefix (if it declared one and still shares all of it)
+  /// with its full blocks holding its first `tokens` tokens. Nothing without prefix caching.
+  void publish(uint64_t requestId, uint64_t tokens);
+  /// Prefix caching: blocks the cache holds (in use by requests or not), and blocks evicted so far.
+  uint64_t cachedBlocks() const { return m_cachedBlocks; }
+  uint64_t evictedBlocks() const { return m_evicted; }
+
   /// Frees a request's blocks (resident or swapped). Throws std::invalid_argument if unknown.
   void release(uint64_t requestId);
 
@@ -153,7 +167,9 @@ class KvBlockAllocator {
     uint64_t slots = 0;
     uint64_t highWater = 0;  ///< slots below it were handed out at least once
     std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> freed;
-    std::vector<uint32_t> refs;  ///< users per slot below highWater
+    std::vector<uint32_t> refs;   ///< users per slot below highWater
+    std::vector<uint8_t> cached;  ///< per slot below highWater: the prefix cache holds it
+    uint64_t cacheOnly = 0;       ///< cached slots no request uses (evictable: counted free)
     uint64_t peak = 0;
   };
   struct Request {
@@ -186,6 +202,13 @@ class KvBlockAllocator {
   void slideWindow(Request& request, uint64_t tokens);
   KvPreempted preempt(uint64_t requestId);
   void trimPrefix(uint64_t prefixId);
+  /// Prefix caching: the cache takes a reference on `block`.
+  void cache(const KvBlock& block);
+  /// Prefix caching: evicts one block only the cache holds on `tier` (the tail of the least
+  /// recently used prefix that has one); false when there is none.
+  bool evictOne(KvTier tier);
+  /// Marks prefix `prefixId` used now (the LRU order).
+  void touch(uint64_t prefixId) { m_prefixUse[prefixId] = ++m_useTick; }
   Request& find(uint64_t requestId);
   const Request& find(uint64_t requestId) const;
 
@@ -198,6 +221,10 @@ class KvBlockAllocator {
   std::unordered_map<uint64_t, Request> m_requests;
   std::map<uint64_t, uint64_t> m_residentByRank;                  ///< rank -> request id, resident requests only
   std::unordered_map<uint64_t, std::vector<KvBlock>> m_prefixes;  ///< prefix id -> its full blocks so far
+  std::map<uint64_t, uint64_t> m_prefixUse;                       ///< prefix id -> last use (prefix caching)
+  uint64_t m_useTick = 0;
+  uint64_t m_cachedBlocks = 0;
+  uint64_t m_evicted = 0;
   uint64_t m_nextRank = 0;
 
   stats::Group m_stats;

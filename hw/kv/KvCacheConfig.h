@@ -57,6 +57,9 @@ struct KvCacheConfig {
   std::string placement;  ///< name of a KvPlacementPolicy (makeKvPlacementPolicy)
   KvPreemption preemption = KvPreemption::kRecompute;
   bool prefixSharing = false;  ///< requests declaring one prefix id share its full blocks
+  /// Prefix caching (not a key: the scenario's serving.prefix_caching): a prefix's blocks stay
+  /// cached after its last user leaves, until evicted least recently used; implies sharing.
+  bool prefixCaching = false;
 
   static const config::Schema<KvCacheConfig>& schema();
 };
