@@ -22,11 +22,24 @@ void ServingFrontEnd::start() {
 
 void ServingFrontEnd::send(const Arrival& a) {
   if (completed()) return;
+  if (a.thinkS > 0.0 && m_thinking.count(a.id) == 0) {
+    // The user thinks (runs its tools) before the conversation's next turn: it is sent then.
+    m_thinking.insert(a.id);
+    sc_core::sc_spawn(
+        [this, a] {
+          sc_core::wait(sc_core::sc_time(a.thinkS, sc_core::SC_SEC));
+          if (!m_status.failed()) send(a);
+        },
+        sc_core::sc_gen_unique_name("think"));
+    return;
+  }
+  m_thinking.erase(a.id);
   const int replica = m_router.admit(a, sc_core::sc_time_stamp().to_seconds());
   const Replica& r = m_set.at(replica);
   // The prefill pool only produces the first token; the rest is decoded after the KV moved.
-  const ServingRequest request{a.id,  a.inputTokens,  r.role == ReplicaRole::kPrefill ? 1 : a.outputTokens,
-                               false, a.conversation, a.history};
+  const ServingRequest request{a.id,          a.inputTokens,  r.role == ReplicaRole::kPrefill ? 1 : a.outputTokens,
+                               false,         a.conversation, a.history,
+                               a.sharedPrefix};
   const double delay = m_policy.delayOf(a.inputTokens);
   if (delay <= 0.0) {
     submit(replica, request);

@@ -14,6 +14,7 @@
 // new is sent; steps and transfers in flight finish.
 
 #include <cstdint>
+#include <set>
 #include <systemc>
 #include <vector>
 
@@ -74,6 +75,7 @@ class ServingFrontEnd {
   workload::RequestRouter& m_router;
   RunStatus& m_status;
   FrontEndPolicy m_policy;
+  std::set<uint64_t> m_thinking;  ///< requests whose user is still thinking before sending them
   uint64_t m_warmupsFinished = 0;
   std::vector<int> m_held;  ///< users waiting at the warm-up barrier
   sc_core::sc_event m_anyWork;

@@ -75,9 +75,16 @@ Arrival LoadGenerator::next(int user, double now) {
   Arrival a{now, m_nextId++, user, 0, 0};
   Conversation& c = m_conversations.at(static_cast<std::size_t>(user));
   if (c.turn == m_scenario.multiTurn.turns) c = Conversation{};
-  if (c.turn == 0) c.id = ++m_conversationsStarted;
+  const auto shared = static_cast<uint64_t>(m_scenario.multiTurn.sharedPrefixTokens);
+  if (c.turn == 0) {
+    c.id = ++m_conversationsStarted;
+    c.history = shared;  // the system prompt opens every conversation
+  } else {
+    a.thinkS = m_scenario.multiTurn.thinkTimeS;
+  }
   a.conversation = c.id;
   a.history = c.history;
+  a.sharedPrefix = shared;
   a.inputTokens = c.history + draw(static_cast<uint64_t>(m_scenario.inputTokens));
   a.outputTokens = draw(static_cast<uint64_t>(m_scenario.outputTokens));
   ++c.turn;
@@ -108,7 +115,8 @@ uint64_t LoadGenerator::maxInputTokens() const {
   }
   // The last turn of a conversation holds every earlier prompt and answer.
   const auto turns = static_cast<uint64_t>(m_scenario.multiTurn.turns);
-  return turns * static_cast<uint64_t>(m_scenario.inputTokens) +
+  return static_cast<uint64_t>(m_scenario.multiTurn.sharedPrefixTokens) +
+         turns * static_cast<uint64_t>(m_scenario.inputTokens) +
          (turns - 1) * static_cast<uint64_t>(m_scenario.outputTokens);
 }
 

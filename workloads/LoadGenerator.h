@@ -32,6 +32,9 @@ struct Arrival {
   /// that are the conversation's earlier turns (prompts and answers).
   uint64_t conversation = 0;
   uint64_t history = 0;
+  uint64_t sharedPrefix =
+      0;                ///< its first tokens that every conversation begins with (multi_turn.shared_prefix_tokens)
+  double thinkS = 0.0;  ///< the user paused this long after its conversation's previous turn
 };
 
 /// One row of a load trace.

@@ -97,7 +97,12 @@ const Schema<MultiTurnConfig>& MultiTurnConfig::schema() {
       Schema<MultiTurnConfig>("multi_turn",
                               "Conversations: a closed-loop user's requests continue one conversation for `turns` "
                               "requests; each prompt is the conversation so far plus input_tokens new tokens.")
-          .integer("turns", &MultiTurnConfig::turns, optional("1"), between(1, 1 << 16), "requests per conversation");
+          .integer("turns", &MultiTurnConfig::turns, optional("1"), between(1, 1 << 16), "requests per conversation")
+          .integer("shared_prefix_tokens", &MultiTurnConfig::sharedPrefixTokens, optional("0"), between(0, 1 << 24),
+                   "tokens every conversation's first prompt begins with, the same in all (a system prompt and tool "
+                   "definitions), before its input_tokens; prefix caching shares them across conversations")
+          .quantity("think_time", &MultiTurnConfig::thinkTimeS, dim::kTime, optional("0 s"), nonNegative(),
+                    "a user's pause after a turn's last token before the conversation's next turn (tool calls)");
   return s;
 }
 
@@ -282,7 +287,9 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                                       "their times)",
                                       at.path()));
                 }
-                if (c.multiTurn.turns > 1 && c.load.impl != LoadKind::kClosedLoop) {
+                const bool conversations =
+                    c.multiTurn.turns > 1 || c.multiTurn.sharedPrefixTokens > 0 || c.multiTurn.thinkTimeS > 0.0;
+                if (conversations && c.load.impl != LoadKind::kClosedLoop) {
                   const Node at = n.at("multi_turn");
                   at.fail(
                       ErrorKind::kInvalidConfig,

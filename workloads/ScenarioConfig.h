@@ -57,6 +57,10 @@ struct SchedulerConfig {
 /// prompt holding the previous turns (prompts and answers) plus `input_tokens` new ones.
 struct MultiTurnConfig {
   int turns = 1;  ///< requests per conversation; then the user starts a new one
+  /// Tokens every conversation's first prompt begins with, the same for all (a system prompt and
+  /// tool definitions), counted in the prompt before its input_tokens.
+  int sharedPrefixTokens = 0;
+  double thinkTimeS = 0.0;  ///< a user's pause after a turn before the conversation's next one (tool calls)
 
   static const config::Schema<MultiTurnConfig>& schema();
 };

@@ -236,7 +236,9 @@ StepBatch ServingScheduler::compose() {
       const uint64_t need = m_kv->slotsFor(s.prefillTarget);
       if (!m_running.empty() && freeBlocks() < need + watermark()) break;
     }
-    const hw::KvAllocation admitted = m_kv->admit(id, s.prefillTarget, s.request.prefixId, s.request.prefixTokens);
+    const hw::KvAllocation admitted =
+        m_kv->admit(id, s.prefillTarget, s.request.prefixId, s.request.prefixTokens,
+                    s.request.sharedTokens > 0 ? kSharedPrefixId : 0, s.request.sharedTokens);
     if (!admitted.ok) break;  // first come, first served: no overtaking
     if (reserve) reserved += stillNeeded(id);
     // Prefix caching: the cached blocks' tokens are computed already (at least the prompt's

@@ -54,7 +54,13 @@ struct ServingRequest {
   /// conversation's earlier turns; 0: none). The cached full blocks of it skip their prefill.
   uint64_t prefixId = 0;
   uint64_t prefixTokens = 0;
+  /// Of those, the first sharedTokens are the same in every conversation (a system prompt):
+  /// prefix caching shares them across conversations too.
+  uint64_t sharedTokens = 0;
 };
+
+/// The prefix id every conversation's shared first tokens are cached under.
+inline constexpr uint64_t kSharedPrefixId = ~uint64_t{0};
 
 /// KV tokens a request holds at most: its prompt and every output token but the last (never fed
 /// back).

@@ -111,8 +111,9 @@ void KvBlockAllocator::dropRef(const KvBlock& block) {
 }
 
 void KvBlockAllocator::cache(const KvBlock& block) {
-  addRef(block);
+  addRef(block);  // one reference per prefix holding it (a shared prefix's blocks are in many)
   TierSlots& t = m_tiers[kvTierIndex(block.tier)];
+  if (t.cached[block.slot] != 0) return;
   t.cached[block.slot] = 1;
   if (t.refs[block.slot] == 1) ++t.cacheOnly;
   ++m_cachedBlocks;
@@ -313,7 +314,7 @@ void KvBlockAllocator::trimPrefix(uint64_t prefixId) {
 }
 
 KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, uint64_t prefixId,
-                                     uint64_t prefixTokens) {
+                                     uint64_t prefixTokens, uint64_t sharedId, uint64_t sharedTokens) {
   if (m_requests.count(requestId) != 0) {
     throw std::invalid_argument(fmt::format("KV request {} is already admitted", requestId));
   }
@@ -322,6 +323,17 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
   request.prefixId = m_config.prefixSharing || m_config.prefixCaching ? prefixId : 0;
   const uint64_t sharable = std::min(prefixTokens, promptTokens) / m_blockTokens;
   uint64_t reused = 0;
+  const bool shared = m_config.prefixCaching && request.prefixId != 0 && sharedId != 0 && sharedId != prefixId;
+  const uint64_t sharedBlocks = shared ? std::min(sharedTokens, promptTokens) / m_blockTokens : 0;
+  if (shared) {
+    // A new conversation begins with the shared prefix's blocks (the cache takes a reference for it).
+    std::vector<KvBlock>& own = m_prefixes[request.prefixId];
+    const std::vector<KvBlock>& common = m_prefixes[sharedId];
+    for (std::size_t i = own.size(); own.size() < std::min<uint64_t>(sharedBlocks, common.size()); ++i) {
+      cache(common[i]);
+      own.push_back(common[i]);
+    }
+  }
   if (request.prefixId != 0) {
     const std::vector<KvBlock>& prefix = m_prefixes[request.prefixId];
     reused = std::min<uint64_t>(sharable, prefix.size());
@@ -347,6 +359,17 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
     }
     trimPrefix(request.prefixId);
     if (m_config.prefixCaching) touch(request.prefixId);
+  }
+  if (sharedBlocks > 0) {
+    // The first request to hold the shared tokens' blocks gives them to the shared prefix.
+    std::vector<KvBlock>& common = m_prefixes[sharedId];
+    bool continues = common.size() <= request.blocks.size();
+    for (std::size_t i = 0; continues && i < common.size(); ++i) continues = common[i] == request.blocks[i];
+    for (std::size_t i = common.size(); continues && i < sharedBlocks; ++i) {
+      cache(request.blocks[i]);
+      common.push_back(request.blocks[i]);
+    }
+    touch(sharedId);
   }
   request.tokens = promptTokens;
   m_residentByRank[request.rank] = requestId;

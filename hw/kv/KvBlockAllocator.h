@@ -91,7 +91,11 @@ class KvBlockAllocator {
   /// shared prefix `prefixId` (0: none; ignored unless prefix_sharing). Never preempts another
   /// request: if the prompt does not fit, nothing changes and ok is false. Throws
   /// std::invalid_argument if the request is already known.
-  KvAllocation admit(uint64_t requestId, uint64_t promptTokens, uint64_t prefixId = 0, uint64_t prefixTokens = 0);
+  /// Prefix caching: a prefix without blocks yet starts with the first `sharedTokens` tokens'
+  /// blocks of prefix `sharedId` (a system prompt every conversation begins with), and the
+  /// request's blocks extend that prefix too.
+  KvAllocation admit(uint64_t requestId, uint64_t promptTokens, uint64_t prefixId = 0, uint64_t prefixTokens = 0,
+                     uint64_t sharedId = 0, uint64_t sharedTokens = 0);
 
   /// Adds `tokens` tokens to a resident request, preempting the newest requests while the policy
   /// finds no room. Throws std::invalid_argument unless the request is resident.

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,49 @@ TEST_F(PrefixCacheCliTest, ConversationsReuseTheirEarlierTurnsAndPrefillOnlyTheN
       << "decoding reads the same KV";
 }
 
+TEST_F(PrefixCacheCliTest, ASharedSystemPromptIsCachedOnceAndUsersThinkBetweenTurns) {
+  const std::vector<std::string> common{"-m",    "tiny-dense",
+                                        "-p",    "jalapeno",
+                                        "--set", "scenario.multi_turn.turns=3",
+                                        "--set", "scenario.serving.prefix_caching=true"};
+  // The same first prompts of 2304 tokens: each conversation's own, or 2048 shared + 256 own.
+  const Json own = serve("own", join(common, smallLoad(4, 16, 2304, 32)));
+  const auto load =
+      join(join(common, smallLoad(4, 16, 256, 32)), {"--set", "scenario.multi_turn.shared_prefix_tokens=2048"});
+  const Json shared = serve("shared", load);
+  const Json thinking = serve("thinking", join(load, {"--set", "scenario.multi_turn.think_time=2 ms"}));
+  ASSERT_FALSE(own.empty() || shared.empty() || thinking.empty());
+  // Every first prompt is 2048 + 256 tokens; all but the first conversation find the 2048 cached.
+  EXPECT_GT(shared["prefix_cache"]["hit_rate"].get<double>(), 0.8);
+  EXPECT_GT(shared["prefix_cache"]["hit_rate"].get<double>(), own["prefix_cache"]["hit_rate"].get<double>());
+  // A user sends a conversation's next turn 2 ms after the previous one's last token.
+  const std::string csv = readFile(dir.file("thinking/requests.csv"));
+  std::map<int, double> lastFinish;  // by user: the previous request's finish
+  std::map<int, int> turn;
+  int thoughtAbout = 0;
+  std::istringstream rows(csv);
+  std::string row;
+  std::getline(rows, row);  // header: id,user,replica,measured,arrival_s,first_token_s,finish_s,...
+  std::vector<std::vector<std::string>> table;
+  while (std::getline(rows, row)) {
+    std::vector<std::string> cells;
+    std::istringstream line(row);
+    for (std::string cell; std::getline(line, cell, ',');) cells.push_back(cell);
+    table.push_back(cells);
+  }
+  for (const auto& cells : table) {
+    const int user = std::stoi(cells[1]);
+    const double arrival = std::stod(cells[4]);
+    if (turn[user] % 3 != 0) {  // a conversation's second or third turn
+      EXPECT_NEAR(arrival - lastFinish[user], 2e-3, 1e-9) << "request " << cells[0];
+      ++thoughtAbout;
+    }
+    ++turn[user];
+    lastFinish[user] = cells[6].empty() ? 0.0 : std::stod(cells[6]);
+  }
+  EXPECT_GT(thoughtAbout, 4);
+}
+
 TEST_F(PrefixCacheCliTest, WhatIsNotModelledIsRefusedNamingTheKey) {
   std::vector<std::string> args{
       "run",      "-q",           "-s",       "inferencex-8k1k", "-m",
@@ -52,6 +97,15 @@ TEST_F(PrefixCacheCliTest, WhatIsNotModelledIsRefusedNamingTheKey) {
   EXPECT_NE(r.err.find("scenario.serving.prefix_caching"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("sliding-window"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("bad/report.json")));
+  // Conversations (a shared system prompt, think time) need users: an open loop is refused.
+  const std::string openLoop =
+      scenarioFile("open.yaml",
+                   "name: t\ndescription: t\nkind: serving\nload: {impl: poisson, rate_per_s: 10}\ninput_tokens: 64\n"
+                   "output_tokens: 8\nrequests: 1\nmulti_turn: {think_time: 1 s}\n");
+  const ProcessResult open =
+      runScoville({"run", "-q", "-s", openLoop, "-m", "tiny-dense", "-p", "jalapeno", "--out", dir.file("bad")});
+  EXPECT_EQ(open.exitCode, 2) << open.err;
+  EXPECT_NE(open.err.find("multi_turn"), std::string::npos) << open.err;
 }
 
 }  // namespace

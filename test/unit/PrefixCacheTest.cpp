@@ -91,6 +91,24 @@ TEST(PrefixCache, TheOrderOfEvictionFollowsUse) {
   EXPECT_EQ(gone.sharedBlocks, 0u);
 }
 
+TEST(PrefixCache, ASharedPrefixSeedsEveryNewConversation) {
+  auto kv = cacheOf(16);
+  constexpr uint64_t kShared = 99;
+  // Conversation 1's first turn: 32 shared tokens then 10 of its own. Nothing is cached yet; its
+  // first two blocks become the shared prefix's.
+  ASSERT_EQ(kv->admit(1, 42, 1, 32, kShared, 32).sharedBlocks, 0u);
+  EXPECT_EQ(kv->cachedBlocks(), 2u);
+  // Conversation 2 begins with the same 32 tokens: it shares them at once.
+  const hw::KvAllocation second = kv->admit(2, 50, 2, 32, kShared, 32);
+  EXPECT_EQ(second.sharedBlocks, 2u);
+  EXPECT_EQ(kv->blocks(2)[0], kv->blocks(1)[0]);
+  EXPECT_EQ(kv->blocks(2)[1], kv->blocks(1)[1]);
+  EXPECT_EQ(kv->usedBlocks(KvTier::kLocalHbm), 3u + 2u) << "1's 3 blocks and 2's one block of its own";
+  kv->release(1);
+  kv->release(2);
+  EXPECT_EQ(kv->cachedBlocks(), 2u) << "the shared blocks, counted once";
+}
+
 workload::SchedulerConfig limits() {
   workload::SchedulerConfig c;
   c.maxBatch = 8;
@@ -129,6 +147,16 @@ TEST(PrefixCacheScheduler, ACachedPrefixCostsOnlyTheSuffixsPrefill) {
   const workload::StepSequence again = serveAlone(s, {3, 160, 4, false, 5, 160});
   EXPECT_EQ(again.context, 159u);
   EXPECT_EQ(again.tokens, 1u);
+}
+
+TEST(PrefixCacheScheduler, ANewConversationPrefillsOnlyWhatFollowsTheSharedSystemPrompt) {
+  workload::ServingScheduler s(limits(), cacheOf(64));
+  // Two conversations begin with the same 64-token system prompt.
+  const workload::StepSequence first = serveAlone(s, {1, 100, 4, false, 1, 64, 64});
+  EXPECT_EQ(first.context, 0u);
+  const workload::StepSequence other = serveAlone(s, {2, 90, 4, false, 2, 64, 64});
+  EXPECT_EQ(other.context, 64u);
+  EXPECT_EQ(other.tokens, 26u);
 }
 
 TEST(PrefixCacheScheduler, ATurnWhosePrefixWasEvictedPaysTheWholePrefillAgain) {
