@@ -115,6 +115,25 @@ nlohmann::ordered_json speculativeJson(const runtime::ServingEngine& engine, con
       {"steps", steps}};
 }
 
+/// Prefix caching over every replica: the prompt tokens found cached, and the cache's blocks.
+nlohmann::ordered_json prefixCacheJson(const runtime::ServingEngine& engine) {
+  uint64_t prompt = 0, cached = 0, blocks = 0, peak = 0, evicted = 0;
+  for (int d = 0; d < engine.replicas(); ++d) {
+    const runtime::ReplicaStats& s = engine.replicaStats(d);
+    prompt += s.promptTokensAdmitted;
+    cached += s.cachedPromptTokens;
+    blocks += s.cachedBlocks;
+    peak += s.peakCachedBlocks;
+    evicted += s.evictedBlocks;
+  }
+  return {{"prompt_tokens", prompt},
+          {"cached_prompt_tokens", cached},
+          {"hit_rate", ratio(static_cast<double>(cached), static_cast<double>(prompt))},
+          {"cached_blocks_at_end", blocks},
+          {"peak_cached_blocks", peak},
+          {"evicted_blocks", evicted}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, const platform::PlatformConfig& platform,
@@ -270,23 +289,7 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
       {"replicas", replicas},
       {"chips", memory}};
   if (!speculative.is_null()) out["speculative_decoding"] = std::move(speculative);
-  if (scenario.serving.prefixCaching) {
-    uint64_t prompt = 0, cached = 0, blocks = 0, peak = 0, evicted = 0;
-    for (int d = 0; d < engine.replicas(); ++d) {
-      const runtime::ReplicaStats& s = engine.replicaStats(d);
-      prompt += s.promptTokensAdmitted;
-      cached += s.cachedPromptTokens;
-      blocks += s.cachedBlocks;
-      peak += s.peakCachedBlocks;
-      evicted += s.evictedBlocks;
-    }
-    out["prefix_cache"] = {{"prompt_tokens", prompt},
-                           {"cached_prompt_tokens", cached},
-                           {"hit_rate", ratio(static_cast<double>(cached), static_cast<double>(prompt))},
-                           {"cached_blocks_at_end", blocks},
-                           {"peak_cached_blocks", peak},
-                           {"evicted_blocks", evicted}};
-  }
+  if (scenario.serving.prefixCaching) out["prefix_cache"] = prefixCacheJson(engine);
   return out;
 }
 

@@ -112,15 +112,28 @@ bool StepRunner::runSwaps(const std::vector<Replica*>& replicas) {
   return false;
 }
 
-void StepRunner::route(Replica& r, uint64_t tokens) {
-  const ModelConfig& model = m_run.model;
-  const auto experts = static_cast<std::size_t>(model.routedExperts);
+namespace {
+
+/// Routes `tokens` through every mixture-of-experts layer of `model` into out[layer] (one row per
+/// layer; dense layers' rows are left as they are), layer after layer from `routing`'s stream.
+void routeLayers(RoutingModel& routing, const ModelConfig& model, uint64_t tokens,
+                 std::vector<std::vector<uint64_t>>& out) {
+  out.resize(static_cast<std::size_t>(model.layers));
   for (int l = 0; l < model.layers; ++l) {
     if (!model.isMoeLayer(l)) continue;
-    std::vector<uint64_t>& counts = r.expertTokens[static_cast<std::size_t>(l)];
-    counts.assign(experts, 0);
-    r.routing->route(static_cast<uint32_t>(l), tokens, counts);
-    m_run.statistics.layerRouted(r, counts, tokens);
+    std::vector<uint64_t>& counts = out[static_cast<std::size_t>(l)];
+    counts.assign(static_cast<std::size_t>(model.routedExperts), 0);
+    routing.route(static_cast<uint32_t>(l), tokens, counts);
+  }
+}
+
+}  // namespace
+
+void StepRunner::route(Replica& r, uint64_t tokens) {
+  const ModelConfig& model = m_run.model;
+  routeLayers(*r.routing, model, tokens, r.expertTokens);
+  for (int l = 0; l < model.layers; ++l) {
+    if (model.isMoeLayer(l)) m_run.statistics.layerRouted(r, r.expertTokens[static_cast<std::size_t>(l)], tokens);
   }
 }
 
@@ -132,13 +145,8 @@ std::vector<StepBatch> StepRunner::draftPassesOf(Replica& r, const StepBatch& ba
   const ModelConfig& draft = r.draftPlanners.front()->model();
   r.draftExpertTokens.resize(passes.size());
   for (std::size_t i = 0; i < passes.size(); ++i) {
-    std::vector<std::vector<uint64_t>>& layers = r.draftExpertTokens[i];
-    layers.assign(static_cast<std::size_t>(draft.layers), {});
-    for (const uint32_t l : draft.moeLayers()) {
-      layers[l].assign(static_cast<std::size_t>(draft.routedExperts), 0);
-      r.draftRouting->route(l, passes[i].tokens(), layers[l]);
-    }
-    passes[i].expertTokens = &layers;
+    routeLayers(*r.draftRouting, draft, passes[i].tokens(), r.draftExpertTokens[i]);
+    passes[i].expertTokens = &r.draftExpertTokens[i];
   }
   return passes;
 }

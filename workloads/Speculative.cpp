@@ -319,9 +319,8 @@ std::vector<StepBatch> draftPasses(const StepBatch& step) {
   };
   StepBatch first = shell();
   for (const StepSequence& s : step.sequences) {
-    const bool prefill = s.tokens != 1 + s.verify;
     // A prompt chunk builds the draft's KV of the chunk; a verification feeds what it accepted.
-    const uint64_t feeds = prefill ? s.tokens : (s.propose > 0 ? 1 + s.accepted : 0);
+    const uint64_t feeds = !s.decodes() ? s.tokens : (s.propose > 0 ? 1 + s.accepted : 0);
     if (feeds == 0) continue;
     StepSequence q = s;
     q.tokens = feeds;
@@ -338,8 +337,7 @@ std::vector<StepBatch> draftPasses(const StepBatch& step) {
     StepBatch next = shell();
     for (const StepSequence& s : step.sequences) {
       if (s.propose <= pass) continue;
-      const bool prefill = s.tokens != 1 + s.verify;
-      const uint64_t fed = prefill ? s.tokens : 1 + s.accepted;
+      const uint64_t fed = !s.decodes() ? s.tokens : 1 + s.accepted;
       StepSequence q = s;
       q.context = s.context + fed + (pass - 1);
       q.tokens = 1;

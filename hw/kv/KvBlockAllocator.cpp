@@ -150,18 +150,19 @@ bool KvBlockAllocator::evictOne(KvTier tier) {
 void KvBlockAllocator::publish(uint64_t requestId, uint64_t tokens) {
   const Request& request = find(requestId);
   if (!m_config.prefixCaching || request.prefixId == 0 || request.swapped) return;
-  std::vector<KvBlock>& prefix = m_prefixes[request.prefixId];
-  const uint64_t full = std::min<uint64_t>(std::min(tokens, request.tokens) / m_blockTokens, request.blocks.size());
-  // Only a request that still shares the whole prefix extends it (its blocks continue it).
-  if (prefix.size() > full) return;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (!(prefix[i] == request.blocks[i])) return;
-  }
-  for (std::size_t i = prefix.size(); i < full; ++i) {
-    cache(request.blocks[i]);
-    prefix.push_back(request.blocks[i]);
-  }
+  const uint64_t full = std::min(tokens, request.tokens) / m_blockTokens;
+  extendPrefix(m_prefixes[request.prefixId], request.blocks, full);
   touch(request.prefixId);
+}
+
+void KvBlockAllocator::extendPrefix(std::vector<KvBlock>& prefix, const std::vector<KvBlock>& blocks, uint64_t count) {
+  count = std::min<uint64_t>(count, blocks.size());
+  // Only blocks that still begin with the whole prefix extend it.
+  if (prefix.size() > count || !std::equal(prefix.begin(), prefix.end(), blocks.begin())) return;
+  for (std::size_t i = prefix.size(); i < count; ++i) {
+    cache(blocks[i]);
+    prefix.push_back(blocks[i]);
+  }
 }
 
 uint32_t KvBlockAllocator::refs(const KvBlock& block) const {
@@ -327,12 +328,7 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
   const uint64_t sharedBlocks = shared ? std::min(sharedTokens, promptTokens) / m_blockTokens : 0;
   if (shared) {
     // A new conversation begins with the shared prefix's blocks (the cache takes a reference for it).
-    std::vector<KvBlock>& own = m_prefixes[request.prefixId];
-    const std::vector<KvBlock>& common = m_prefixes[sharedId];
-    for (std::size_t i = own.size(); own.size() < std::min<uint64_t>(sharedBlocks, common.size()); ++i) {
-      cache(common[i]);
-      own.push_back(common[i]);
-    }
+    extendPrefix(m_prefixes[request.prefixId], m_prefixes[sharedId], sharedBlocks);
   }
   if (request.prefixId != 0) {
     const std::vector<KvBlock>& prefix = m_prefixes[request.prefixId];
@@ -362,13 +358,7 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
   }
   if (sharedBlocks > 0) {
     // The first request to hold the shared tokens' blocks gives them to the shared prefix.
-    std::vector<KvBlock>& common = m_prefixes[sharedId];
-    bool continues = common.size() <= request.blocks.size();
-    for (std::size_t i = 0; continues && i < common.size(); ++i) continues = common[i] == request.blocks[i];
-    for (std::size_t i = common.size(); continues && i < sharedBlocks; ++i) {
-      cache(request.blocks[i]);
-      common.push_back(request.blocks[i]);
-    }
+    extendPrefix(m_prefixes[sharedId], request.blocks, sharedBlocks);
     touch(sharedId);
   }
   request.tokens = promptTokens;

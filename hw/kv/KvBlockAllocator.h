@@ -206,6 +206,9 @@ class KvBlockAllocator {
   void slideWindow(Request& request, uint64_t tokens);
   KvPreempted preempt(uint64_t requestId);
   void trimPrefix(uint64_t prefixId);
+  /// Prefix caching: appends blocks[prefix.size(), count) to `prefix`, the cache taking a
+  /// reference on each, when `blocks` begins with the whole prefix (else nothing).
+  void extendPrefix(std::vector<KvBlock>& prefix, const std::vector<KvBlock>& blocks, uint64_t count);
   /// Prefix caching: the cache takes a reference on `block`.
   void cache(const KvBlock& block);
   /// Prefix caching: evicts one block only the cache holds on `tier` (the tail of the least
