@@ -32,6 +32,12 @@ int RequestRouter::admit(const Arrival& a, double now) {
   record.outputTokens = a.outputTokens;
   record.measured = a.id >= m_firstMeasured && a.id <= m_lastMeasured;
   record.tokenTimes.reserve(a.outputTokens);
+  // Ids follow the load generator's order, sends need not (a user thinking before its next turn
+  // sends it after a user that starts a new conversation at once).
+  if (a.id == 0) throw std::invalid_argument("RequestRouter: request id 0");
+  if (m_position.size() < a.id) m_position.resize(a.id, kNotSent);
+  if (m_position[a.id - 1] != kNotSent) throw std::invalid_argument("RequestRouter: a request admitted twice");
+  m_position[a.id - 1] = m_records.size();
   m_records.push_back(std::move(record));
   return replica;
 }
@@ -43,14 +49,21 @@ int RequestRouter::nextDecoder() {
   return to;
 }
 
+std::size_t RequestRouter::indexOf(uint64_t id) const {
+  if (id == 0 || id > m_position.size() || m_position[id - 1] == kNotSent) {
+    throw std::out_of_range("RequestRouter: request never admitted");
+  }
+  return m_position[id - 1];
+}
+
 void RequestRouter::tokenProduced(uint64_t id, double now) {
-  RequestRecord& record = m_records.at(id - 1);
+  RequestRecord& record = m_records[indexOf(id)];
   if (record.tokenTimes.empty()) record.firstToken = now;
   record.tokenTimes.push_back(now);
 }
 
 void RequestRouter::finished(uint64_t id, double now, int preemptions) {
-  RequestRecord& record = m_records.at(id - 1);
+  RequestRecord& record = m_records[indexOf(id)];
   record.finish = now;
   record.preemptions = preemptions;
   if (record.measured && m_measuredLeft > 0 && --m_measuredLeft == 0) m_completed = true;
@@ -76,7 +89,7 @@ std::vector<RequestRecord> RequestRouter::metricRecords() const {
       if (out[i].replica != m_leaderOf[f]) continue;
       RequestRecord r = out[i];
       r.replica = static_cast<int>(f);
-      r.id += copy * m_records.size();
+      r.id += copy * m_position.size();
       out.push_back(std::move(r));
     }
   }
@@ -85,11 +98,14 @@ std::vector<RequestRecord> RequestRouter::metricRecords() const {
 
 ServingWindow RequestRouter::window() const {
   ServingWindow w;
-  if (m_records.size() < m_lastMeasured || m_lastMeasured < m_firstMeasured) return w;
-  w.start = m_records[m_firstMeasured - 1].arrival;
+  if (m_position.size() < m_lastMeasured || m_lastMeasured < m_firstMeasured) return w;
   for (uint64_t id = m_firstMeasured; id <= m_lastMeasured; ++id) {
-    w.start = std::min(w.start, m_records[id - 1].arrival);
-    w.end = std::max(w.end, m_records[id - 1].finish);
+    if (m_position[id - 1] == kNotSent) return ServingWindow{};
+  }
+  w.start = record(m_firstMeasured).arrival;
+  for (uint64_t id = m_firstMeasured; id <= m_lastMeasured; ++id) {
+    w.start = std::min(w.start, record(id).arrival);
+    w.end = std::max(w.end, record(id).finish);
   }
   return w;
 }

@@ -45,8 +45,9 @@ class RequestRouter {
   /// True once every measured request has finished.
   bool completed() const { return m_completed; }
   /// Request `id` (1-based); throws std::out_of_range for one never admitted.
-  const RequestRecord& record(uint64_t id) const { return m_records.at(id - 1); }
-  /// Every request admitted, by id - 1.
+  const RequestRecord& record(uint64_t id) const { return m_records[indexOf(id)]; }
+  /// Every request admitted, in the order they were sent (ids need not be: a user that thinks
+  /// before its next turn sends it after one that starts a conversation at once).
   const std::vector<RequestRecord>& records() const { return m_records; }
   /// The records the metrics count: finished requests as they are, unfinished ones cut to the
   /// tokens they produced (unmeasured; their tokens inside the window still count towards
@@ -67,8 +68,13 @@ class RequestRouter {
   uint64_t m_lastMeasured = 0;
   uint64_t m_measuredLeft = 0;
   bool m_completed = false;
-  std::vector<RequestRecord> m_records;  ///< by id - 1
+  std::vector<RequestRecord> m_records;  ///< in sending order
   std::vector<int> m_leaderOf;           ///< per replica: the representative it mirrors, or -1
+  static constexpr std::size_t kNotSent = ~std::size_t{0};
+  std::vector<std::size_t> m_position;  ///< by id - 1: the index of its record, or kNotSent
+
+  /// The index of request `id`'s record; throws std::out_of_range for one never admitted.
+  std::size_t indexOf(uint64_t id) const;
 };
 
 }  // namespace scoville::workload

@@ -91,6 +91,33 @@ TEST(RequestRouter, TheWindowSpansTheMeasuredRequestsOnly) {
   EXPECT_DOUBLE_EQ(w.end, 9.0);
 }
 
+TEST(RequestRouter, RequestsSentOutOfIdOrderKeepTheirOwnRecords) {
+  // A user thinking before its next turn (id 2) sends it after another user has started a new
+  // conversation at once (id 3): the records follow the sends, lookups the ids.
+  RequestRouter router({0, 1}, {}, 0, 3);
+  router.admit(arrival(1, 0), 0.0);
+  router.admit(arrival(3, 1, 30), 1.0);
+  EXPECT_THROW(router.record(2), std::out_of_range);
+  EXPECT_DOUBLE_EQ(router.window().end, 0.0);  // request 2 is measured and not sent yet
+  router.admit(arrival(2, 0, 20), 2.0);
+  EXPECT_THROW(router.admit(arrival(3, 1), 2.0), std::invalid_argument);
+  router.tokenProduced(3, 1.5);
+  router.tokenProduced(2, 2.5);
+  EXPECT_EQ(router.record(3).inputTokens, 30U);
+  EXPECT_DOUBLE_EQ(router.record(3).firstToken, 1.5);
+  EXPECT_EQ(router.record(2).inputTokens, 20U);
+  EXPECT_DOUBLE_EQ(router.record(2).firstToken, 2.5);
+  EXPECT_EQ(router.records().size(), 3U);
+  EXPECT_EQ(router.records()[1].id, 3U);  // sending order
+  router.finished(1, 4.0, 0);
+  router.finished(3, 5.0, 0);
+  EXPECT_FALSE(router.completed());
+  router.finished(2, 6.0, 0);
+  EXPECT_TRUE(router.completed());
+  EXPECT_DOUBLE_EQ(router.window().start, 0.0);
+  EXPECT_DOUBLE_EQ(router.window().end, 6.0);
+}
+
 TEST(RequestRouter, MetricRecordsCutUnfinishedRequestsAndDropThoseWithoutTokens) {
   RequestRouter router({0}, {}, 0, 2);
   router.admit(arrival(1, -1, 10, 3), 0.0);
