@@ -116,8 +116,11 @@ nlohmann::ordered_json speculativeJson(const runtime::ServingEngine& engine, con
 }
 
 /// Prefix caching over every replica: the prompt tokens found cached, and the cache's blocks.
-nlohmann::ordered_json prefixCacheJson(const runtime::ServingEngine& engine) {
-  uint64_t prompt = 0, cached = 0, blocks = 0, peak = 0, evicted = 0;
+nlohmann::ordered_json prefixCacheJson(const runtime::ServingEngine& engine, const workload::ScenarioConfig& scenario) {
+  uint64_t prompt = 0, cached = 0, blocks = 0, peak = 0, evicted = 0, offloaded = 0, restored = 0;
+  double offloadBytes = 0.0, restoreBytes = 0.0, hostKvBytes = 0.0;
+  std::array<uint64_t, hw::kKvTierCount> capacity{}, peakUsed{}, cachedOn{};
+  std::array<double, hw::kKvTierCount> meanUsed{};
   for (int d = 0; d < engine.replicas(); ++d) {
     const runtime::ReplicaStats& s = engine.replicaStats(d);
     prompt += s.promptTokensAdmitted;
@@ -125,13 +128,53 @@ nlohmann::ordered_json prefixCacheJson(const runtime::ServingEngine& engine) {
     blocks += s.cachedBlocks;
     peak += s.peakCachedBlocks;
     evicted += s.evictedBlocks;
+    offloaded += s.offloadedBlocks;
+    restored += s.restoredBlocks;
+    offloadBytes += s.cacheOffloadBytes;
+    restoreBytes += s.cacheRestoreBytes;
+    hostKvBytes += s.hostKvBytes;
+    const std::size_t local = hw::kvTierIndex(hw::KvTier::kLocalHbm);
+    const std::size_t remote = hw::kvTierIndex(hw::KvTier::kRemoteHbm);
+    const std::size_t host = hw::kvTierIndex(hw::KvTier::kHost);
+    capacity[local] += s.kvBlocks;
+    capacity[remote] += s.remoteKvBlocks;
+    capacity[host] += s.hostKvBlocks;
+    peakUsed[local] += s.peakKvBlocks;
+    peakUsed[remote] += s.peakRemoteKvBlocks;
+    peakUsed[host] += s.peakHostKvBlocks;
+    for (hw::KvTier tier : hw::kKvTiers) {
+      const std::size_t t = hw::kvTierIndex(tier);
+      cachedOn[t] += s.cachedBlocksOn[t];
+      meanUsed[t] += ratio(s.kvBlockS[t], s.kvOccupancyS);
+    }
   }
+  // Occupancy of the tiers that hold blocks: in use by requests or by the cache (cached blocks
+  // no request uses included), the mean over the steps' time.
+  nlohmann::ordered_json tiers = nlohmann::ordered_json::object();
+  for (hw::KvTier tier : hw::kKvTiers) {
+    const std::size_t t = hw::kvTierIndex(tier);
+    if (capacity[t] == 0) continue;
+    tiers[hw::kvTierName(tier)] = {{"capacity_blocks", capacity[t]},
+                                   {"mean_used_blocks", meanUsed[t]},
+                                   {"mean_used_fraction", ratio(meanUsed[t], static_cast<double>(capacity[t]))},
+                                   {"peak_used_blocks", peakUsed[t]},
+                                   {"cached_blocks_at_end", cachedOn[t]}};
+  }
+  const bool offload = scenario.serving.prefixCacheOffload == workload::ServingPolicyConfig::PrefixCacheOffload::kHost;
   return {{"prompt_tokens", prompt},
           {"cached_prompt_tokens", cached},
           {"hit_rate", ratio(static_cast<double>(cached), static_cast<double>(prompt))},
           {"cached_blocks_at_end", blocks},
           {"peak_cached_blocks", peak},
-          {"evicted_blocks", evicted}};
+          {"evicted_blocks", evicted},
+          {"offload", offload ? "host" : "none"},
+          {"offloaded_blocks", offloaded},
+          {"restored_blocks", restored},
+          {"offloaded_bytes", offloadBytes},
+          {"restored_bytes", restoreBytes},
+          // Everything the prefix cache and the KV placement moved over the chips' host links.
+          {"host_link_kv_bytes", offloadBytes + restoreBytes + hostKvBytes},
+          {"tiers", tiers}};
 }
 
 }  // namespace
@@ -289,7 +332,7 @@ nlohmann::ordered_json servingResults(const runtime::ServingEngine& engine, cons
       {"replicas", replicas},
       {"chips", memory}};
   if (!speculative.is_null()) out["speculative_decoding"] = std::move(speculative);
-  if (scenario.serving.prefixCaching) out["prefix_cache"] = prefixCacheJson(engine);
+  if (scenario.serving.prefixCaching) out["prefix_cache"] = prefixCacheJson(engine, scenario);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // ReplicaRunner and LockstepRunner step replicas, ServingFrontEnd feeds them requests, and
 // StepStatistics fills their ReplicaStats.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -72,7 +73,9 @@ struct ReplicaStats {
   uint64_t swapIns = 0;
   double swapOutBytes = 0.0;  ///< every chip's slice, summed
   double swapInBytes = 0.0;
-  double swapS = 0.0;  ///< time its own swap copies took, which its steps waited for (not in busyS)
+  double cacheOffloadBytes = 0.0;  ///< prefix-cache blocks copied to host, every chip's slice summed
+  double cacheRestoreBytes = 0.0;  ///< and back
+  double swapS = 0.0;              ///< time its own swap copies took, which its steps waited for (not in busyS)
   // Mixture of experts: max / mean tokens per expert, and per chip (ep > 1), per routed layer.
   double expertImbalanceSum = 0.0;
   double chipImbalanceSum = 0.0;
@@ -88,7 +91,12 @@ struct ReplicaStats {
   uint64_t cachedBlocks = 0;
   uint64_t peakCachedBlocks = 0;
   uint64_t evictedBlocks = 0;
-  std::map<std::string, OpTotals> perOp;  ///< of the replica's tensor-parallel rank 0
+  uint64_t offloadedBlocks = 0;  ///< prefix-cache offload: blocks moved to host, and back
+  uint64_t restoredBlocks = 0;
+  std::array<uint64_t, hw::kKvTierCount> cachedBlocksOn{};  ///< by tier, the last time the scheduler ran
+  std::array<double, hw::kKvTierCount> kvBlockS{};          ///< by tier: blocks in use x step time, summed over steps
+  double kvOccupancyS = 0.0;                                ///< the steps' time those sums cover
+  std::map<std::string, OpTotals> perOp;                    ///< of the replica's tensor-parallel rank 0
 };
 
 /// One data-parallel replica (or, with disaggregation, one pool's replica).

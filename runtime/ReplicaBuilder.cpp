@@ -213,6 +213,15 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
                                     m_model.name));
     }
     kvConfig.prefixCaching = true;
+    if (m_scenario.serving.prefixCacheOffload == ServingPolicyConfig::PrefixCacheOffload::kHost) {
+      if (m_set->kvMode->remoteTier) {
+        throw ConfigError(ErrorKind::kInvalidConfig, m_files.scenario,
+                          "'scenario.serving.prefix_cache_offload: host' with KV placement spill_to_remote is not "
+                          "modelled (a restored block would land in a neighbour's HBM, which the host copy engine "
+                          "cannot write); use kv_cache_placement: local or offload_to_host");
+      }
+      kvConfig.prefixCacheOffload = true;
+    }
   }
   auto kv = std::make_unique<hw::KvBlockAllocator>(kvConfig, shape, kvCapacities(*r, kvCapacity, shape),
                                                    hw::makeKvPlacementPolicy(set.kvPlacement));
@@ -275,7 +284,9 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
     driver.setStack(m_scenario.stack ? &*m_scenario.stack : nullptr);
     if (!r->groups.empty()) driver.joinGroup(*r->groups[static_cast<std::size_t>(c / tp)], c % tp);
   }
-  if (placement.kvCache.preemption == hw::KvPreemption::kSwap) attachSwappers(*r);
+  if (placement.kvCache.preemption == hw::KvPreemption::kSwap || r->scheduler->kv().config().prefixCacheOffload) {
+    attachSwappers(*r);
+  }
   checkReplicaPolicy(m_scenario, *r, m_config, m_files);
   {
     std::vector<hw::Chip*> replicaChips;

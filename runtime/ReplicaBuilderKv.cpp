@@ -6,9 +6,9 @@
 #include <memory>
 #include <utility>
 
-#include "runtime/ReplicaBuilder.h"
 #include "config/ConfigError.h"
 #include "config/Units.h"
+#include "runtime/ReplicaBuilder.h"
 
 namespace scoville::runtime {
 
@@ -46,16 +46,22 @@ uint64_t ReplicaBuilder::swapSpace(const Replica& r, const hw::KvModelShape& sha
   }
   if (blocks == 0) {
     const bool host = m_set->kvMode->hostTier;
+    const bool swap = m_config.placement.kvCache.preemption == hw::KvPreemption::kSwap;
+    const std::string why = host   ? "KV-cache placement is offload_to_host"
+                            : swap ? "'platform.placement.kv_cache.preemption' is swap"
+                                   : "'scenario.serving.prefix_cache_offload' is host";
+    const std::string instead = host   ? "place KV locally"
+                                : swap ? "use preemption recompute"
+                                       : "use prefix_cache_offload: none";
     throw config::ConfigError(
         config::ErrorKind::kInvalidConfig, m_files.platform,
         fmt::format("{}, but each chip's share of host memory "
                     "('platform.host.memory' {} / 'platform.host.chips_per_host' {} = {}) cannot hold one KV block "
                     "of model '{}' on a chip ({}, {} tokens): give the host more memory, or {}",
-                    host ? "KV-cache placement is offload_to_host" : "'platform.placement.kv_cache.preemption' is swap",
-                    config::formatQuantity(m_config.host.memoryBytes, config::dim::kBytes), m_config.host.chipsPerHost,
-                    config::formatQuantity(static_cast<double>(share), config::dim::kBytes), m_model.name,
-                    config::formatQuantity(static_cast<double>(tightestSlice), config::dim::kBytes), blockTokens,
-                    host ? "place KV locally" : "use preemption recompute"));
+                    why, config::formatQuantity(m_config.host.memoryBytes, config::dim::kBytes),
+                    m_config.host.chipsPerHost, config::formatQuantity(static_cast<double>(share), config::dim::kBytes),
+                    m_model.name, config::formatQuantity(static_cast<double>(tightestSlice), config::dim::kBytes),
+                    blockTokens, instead));
   }
   return blocks * shape.bytesPerTokenPerLayer * shape.layers * blockTokens;
 }
@@ -65,7 +71,9 @@ hw::KvTierCapacities ReplicaBuilder::kvCapacities(const Replica& r, uint64_t kvB
   hw::KvTierCapacities capacities;
   capacities.localHbmBytes = kvBytes;
   const hw::KvCacheConfig& cache = m_config.placement.kvCache;
-  if (cache.preemption == hw::KvPreemption::kSwap || m_set->kvMode->hostTier) {
+  const bool offload = m_scenario.serving.prefixCaching &&
+                       m_scenario.serving.prefixCacheOffload == ServingPolicyConfig::PrefixCacheOffload::kHost;
+  if (cache.preemption == hw::KvPreemption::kSwap || m_set->kvMode->hostTier || offload) {
     capacities.hostBytes = swapSpace(r, shape, static_cast<uint64_t>(cache.blockTokens));
   }
   if (m_set->kvMode->remoteTier) {

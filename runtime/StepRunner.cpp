@@ -79,8 +79,9 @@ bool StepRunner::runSwaps(const std::vector<Replica*>& replicas) {
     for (const KvSwap& swap : swaps) {
       // Every chip's slice counts, mirrored or not, so that mirroring never shows in the results.
       for (const auto& swapper : r->swappers) {
-        (swap.toHost ? r->stats.swapOutBytes : r->stats.swapInBytes) +=
-            static_cast<double>(swapper->bytesFor(swap.moves.size()));
+        double& bytes = swap.cache ? (swap.toHost ? r->stats.cacheOffloadBytes : r->stats.cacheRestoreBytes)
+                                   : (swap.toHost ? r->stats.swapOutBytes : r->stats.swapInBytes);
+        bytes += static_cast<double>(swapper->bytesFor(swap.moves.size()));
       }
     }
     // Mirrors would copy exactly what their leader copies, in the same time: only leaders copy.

@@ -39,6 +39,10 @@ void StepStatistics::stepDone(Replica& r, const StepBatch& batch, const sc_core:
   s.peakRemoteKvBlocks = kv.peakBlocks(hw::KvTier::kRemoteHbm);
   s.remoteKvBlocks = kv.capacityBlocks(hw::KvTier::kRemoteHbm);
   s.peakHostKvBlocks = kv.peakBlocks(hw::KvTier::kHost);
+  for (hw::KvTier tier : hw::kKvTiers) {
+    s.kvBlockS[hw::kvTierIndex(tier)] += static_cast<double>(kv.usedBlocks(tier)) * step;
+  }
+  s.kvOccupancyS += step;
   if (batch.sequences.empty()) {
     // Experts across replicas: no request of its own, its chip served the others' tokens.
     ++s.idleSteps;
@@ -76,6 +80,10 @@ void StepStatistics::schedulerUpdated(Replica& r) {
   r.stats.cachedBlocks = scheduler.kv().cachedBlocks();
   r.stats.peakCachedBlocks = std::max(r.stats.peakCachedBlocks, r.stats.cachedBlocks);
   r.stats.evictedBlocks = scheduler.kv().evictedBlocks();
+  r.stats.offloadedBlocks = scheduler.offloadedBlocks();
+  r.stats.restoredBlocks = scheduler.restoredBlocks();
+  for (hw::KvTier tier : hw::kKvTiers)
+    r.stats.cachedBlocksOn[hw::kvTierIndex(tier)] = scheduler.kv().cachedBlocksOn(tier);
 }
 
 void StepStatistics::layerRouted(Replica& r, const std::vector<uint64_t>& counts, uint64_t tokens) {

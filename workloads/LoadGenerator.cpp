@@ -88,6 +88,7 @@ Arrival LoadGenerator::next(int user, double now) {
   a.inputTokens = c.history + draw(static_cast<uint64_t>(m_scenario.inputTokens));
   a.outputTokens = draw(static_cast<uint64_t>(m_scenario.outputTokens));
   ++c.turn;
+  if (m_scenario.multiTurn.turns > 1) a.turn = c.turn;
   c.history = a.inputTokens + a.outputTokens;
   return a;
 }

@@ -35,6 +35,7 @@ struct Arrival {
   uint64_t sharedPrefix =
       0;                ///< its first tokens that every conversation begins with (multi_turn.shared_prefix_tokens)
   double thinkS = 0.0;  ///< the user paused this long after its conversation's previous turn
+  int turn = 0;         ///< multi-turn: the conversation's turn it is (1-based; 0: single-turn load)
 };
 
 /// One row of a load trace.

@@ -30,6 +30,7 @@ int RequestRouter::admit(const Arrival& a, double now) {
   record.arrival = now;
   record.inputTokens = a.inputTokens;
   record.outputTokens = a.outputTokens;
+  record.turn = a.turn;
   record.measured = a.id >= m_firstMeasured && a.id <= m_lastMeasured;
   record.tokenTimes.reserve(a.outputTokens);
   // Ids follow the load generator's order, sends need not (a user thinking before its next turn

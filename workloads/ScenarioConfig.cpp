@@ -197,6 +197,20 @@ const Schema<ServingPolicyConfig>& ServingPolicyConfig::schema() {
                 "keep each conversation's KV blocks cached after its turn (vLLM's automatic prefix caching): "
                 "the next turn's prompt skips the prefill of its cached full blocks; cached blocks no request "
                 "uses are evicted least recently used when a tier has no free block (docs/serving.md#prefix-caching)")
+          .choice("prefix_cache_offload", &ServingPolicyConfig::prefixCacheOffload,
+                  {{"none", ServingPolicyConfig::PrefixCacheOffload::kNone},
+                   {"host", ServingPolicyConfig::PrefixCacheOffload::kHost}},
+                  optional("none"),
+                  "prefix caching: what eviction does with a cached block no request uses when HBM needs its slot: "
+                  "none drops it; host copies it to the chip's share of host memory over its host link (the "
+                  "least recently used block there is dropped when that is full) and copies it back before a "
+                  "turn that reuses it (LMCache, SGLang's HiCache)")
+          .check("prefix_cache_offload needs prefix_caching",
+                 [](const ServingPolicyConfig& c, const Node& n) {
+                   rejectUnless(
+                       n, c.prefixCaching || c.prefixCacheOffload == ServingPolicyConfig::PrefixCacheOffload::kNone,
+                       "prefix_cache_offload", "offloads the prefix cache: set prefix_caching: true with it");
+                 })
           .check("kv_remote_share needs kv_cache_placement: spill_to_remote", [](const ServingPolicyConfig& c,
                                                                                  const Node& n) {
             rejectUnless(n, c.kvCachePlacement == ServingPolicyConfig::KvPlacement::kSpillToRemote, "kv_remote_share",

@@ -96,6 +96,10 @@ struct ServingPolicyConfig {
   /// Prefix caching (vLLM's enable_prefix_caching): a conversation's KV stays cached for its next
   /// turn, whose cached full blocks skip their prefill, until evicted least recently used.
   bool prefixCaching = false;
+  /// Where cached blocks no request uses go when their tier needs the slot: dropped (kNone) or
+  /// moved to the chip's share of host memory over its host link, and back on a hit (kHost).
+  enum class PrefixCacheOffload { kNone, kHost };
+  PrefixCacheOffload prefixCacheOffload = PrefixCacheOffload::kNone;
 
   /// The KV placement policy (hw::makeKvPlacementPolicy name) `kv_cache_placement` stands for,
   /// or `platformPolicy` when it is not given.

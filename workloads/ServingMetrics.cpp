@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -113,6 +114,7 @@ ServingMetrics computeServingMetrics(const std::vector<RequestRecord>& records, 
   ServingMetrics m;
   m.window = window;
   std::vector<double> ttft, tpot, itl, e2el;
+  std::map<int, std::pair<std::vector<double>, uint64_t>> byTurn;  // turn -> (TTFTs, input tokens)
   for (const RequestRecord& r : records) {
     validate(r);
     if (!r.tokenTimes.empty() && inside(r.firstToken, window)) m.inputTokensInWindow += r.inputTokens;
@@ -129,6 +131,10 @@ ServingMetrics computeServingMetrics(const std::vector<RequestRecord>& records, 
     m.completedInputTokens += r.inputTokens;
     m.completedOutputTokens += r.outputTokens;
     ttft.push_back(r.firstToken - r.arrival);
+    if (r.turn > 0) {
+      byTurn[r.turn].first.push_back(ttft.back());
+      byTurn[r.turn].second += r.inputTokens;
+    }
     e2el.push_back(r.finish - r.arrival);
     if (r.outputTokens > 1) tpot.push_back((r.finish - r.firstToken) / static_cast<double>(r.outputTokens - 1));
     for (std::size_t i = 1; i < r.tokenTimes.size(); ++i) itl.push_back(r.tokenTimes[i] - r.tokenTimes[i - 1]);
@@ -137,6 +143,11 @@ ServingMetrics computeServingMetrics(const std::vector<RequestRecord>& records, 
   m.tpot = latencyStats(std::move(tpot));
   m.itl = latencyStats(std::move(itl));
   m.e2el = latencyStats(std::move(e2el));
+  for (auto& [turn, samples] : byTurn) {
+    const double n = static_cast<double>(samples.first.size());
+    m.ttftByTurn.push_back(
+        TurnTtft{turn, static_cast<double>(samples.second) / n, latencyStats(std::move(samples.first))});
+  }
   m.interactivity = ratio(1.0, m.tpot.median);
   m.interactivityMean = ratio(1.0, m.tpot.mean);
 
@@ -173,6 +184,19 @@ nlohmann::ordered_json servingMetricsJson(const ServingMetrics& m, int chips, do
   j["tpot_s"] = statsJson(m.tpot);
   j["itl_s"] = statsJson(m.itl);
   j["e2el_s"] = statsJson(m.e2el);
+  if (!m.ttftByTurn.empty()) {
+    nlohmann::ordered_json turns = nlohmann::ordered_json::array();
+    for (const TurnTtft& t : m.ttftByTurn) {
+      turns.push_back({{"turn", t.turn},
+                       {"requests", t.ttft.count},
+                       {"mean_input_tokens", t.meanInputTokens},
+                       {"mean", t.ttft.mean},
+                       {"median", t.ttft.median},
+                       {"p90", t.ttft.p90},
+                       {"p99", t.ttft.p99}});
+    }
+    j["ttft_by_turn_s"] = std::move(turns);
+  }
   j["interactivity_tok_per_s_per_user"] = m.interactivity;
   j["interactivity_mean_tok_per_s_per_user"] = m.interactivityMean;
   j["tokens_in_window"] = {{"input", m.inputTokensInWindow}, {"output", m.outputTokensInWindow}};

@@ -30,6 +30,7 @@ struct RequestRecord {
   std::vector<double> tokenTimes;
   int preemptions = 0;
   bool measured = true;  ///< false: warm-up (or after-measurement) request, left out of latency stats
+  int turn = 0;          ///< multi-turn: its conversation's turn (1-based; 0: single-turn load)
 };
 
 /// Summary of a sample set, in the samples' unit.
@@ -54,6 +55,14 @@ LatencyStats latencyStats(std::vector<double> samples);
 struct ServingWindow {
   double start = 0.0;
   double end = 0.0;
+};
+
+/// Time to first token of one turn of multi-turn conversations: every measured request that was
+/// that turn of its conversation.
+struct TurnTtft {
+  int turn = 0;                  ///< 1-based
+  double meanInputTokens = 0.0;  ///< its prompts, the conversation's earlier turns included
+  LatencyStats ttft;
 };
 
 /// Serving metrics of one run.
@@ -103,6 +112,9 @@ struct ServingMetrics {
   double outputThroughput = 0;       ///< tok/s
   double totalThroughput = 0;        ///< input + output, tok/s
   double requestThroughput = 0;      ///< req/s
+  /// Multi-turn loads (RequestRecord::turn > 0): TTFT per turn, turns in order, those with a
+  /// measured request only; empty otherwise.
+  std::vector<TurnTtft> ttftByTurn;
 };
 
 /// Aggregates `records` (see ServingMetrics for the definitions). Deterministic: the result

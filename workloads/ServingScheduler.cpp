@@ -122,6 +122,18 @@ void ServingScheduler::preempt(const std::vector<hw::KvPreempted>& victims) {
   }
 }
 
+void ServingScheduler::takeCacheMoves(uint64_t id) {
+  m_cacheMoves.clear();
+  m_kv->takeCacheMoves(m_cacheMoves);
+  for (const hw::KvCacheMove& m : m_cacheMoves) {
+    // Consecutive copies the same way are one list (a copy engine merges what it can).
+    if (m_swaps.empty() || !m_swaps.back().cache || m_swaps.back().toHost != m.toHost || m_swaps.back().request != id) {
+      m_swaps.push_back(KvSwap{id, m.toHost, {}, true});
+    }
+    m_swaps.back().moves.push_back(m.move);
+  }
+}
+
 void ServingScheduler::recompute(uint64_t id) {
   Sequence& s = m_sequences.at(id);
   ++s.recomputes;
@@ -154,7 +166,9 @@ void ServingScheduler::resumeSwapped(std::size_t maxBatch, uint64_t& budget) {
     const uint64_t grows = s.decoding() ? m_kv->slotsAdded(m_kv->tokens(id), 1 + uint64_t{verify}) : 0;
     const uint64_t need = onHost + grows + (m_running.empty() ? 0 : watermark());
     std::vector<hw::KvBlockMove> moves;
-    if (freeBlocks() < need || !m_kv->swapIn(id, moves)) {
+    const bool resumed = freeBlocks() >= need && m_kv->swapIn(id, moves);
+    takeCacheMoves(id);
+    if (!resumed) {
       if (!m_running.empty()) return;  // waits for room: running requests finish
       // Nothing resident, yet it does not fit: it could never come back. Recompute it instead
       // (it fits the empty cache: submit() checked its largest cache). Unreachable while swapIn
@@ -174,6 +188,7 @@ void ServingScheduler::resumeSwapped(std::size_t maxBatch, uint64_t& budget) {
       continue;
     }
     const hw::KvAllocation grown = m_kv->append(id, 1 + uint64_t{verify});
+    takeCacheMoves(id);
     if (!grown.ok || !grown.preempted.empty()) {
       throw std::logic_error(fmt::format("request {} preempted while resuming from swap with room checked", id));
     }
@@ -203,6 +218,7 @@ StepBatch ServingScheduler::compose() {
     if (!m_sequences.at(id).decoding()) continue;
     const uint32_t verify = draftsFor(id, budget);
     hw::KvAllocation grown = m_kv->append(id, 1 + uint64_t{verify});
+    takeCacheMoves(id);
     if (!grown.preempted.empty()) {
       // Victims are the newest requests: later in m_running than i (or this one itself).
       preempt(grown.preempted);
@@ -239,6 +255,7 @@ StepBatch ServingScheduler::compose() {
     const hw::KvAllocation admitted =
         m_kv->admit(id, s.prefillTarget, s.request.prefixId, s.request.prefixTokens,
                     s.request.sharedTokens > 0 ? kSharedPrefixId : 0, s.request.sharedTokens);
+    takeCacheMoves(id);
     if (!admitted.ok) break;  // first come, first served: no overtaking
     if (reserve) reserved += stillNeeded(id);
     // Prefix caching: the cached blocks' tokens are computed already (at least the prompt's

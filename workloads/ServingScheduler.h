@@ -68,11 +68,13 @@ inline uint64_t finalKvTokens(const ServingRequest& r) {
   return r.inputTokens + (r.outputTokens > 0 ? r.outputTokens : 1) - 1;
 }
 
-/// Block copies a step needs before it runs: one request's KV swapped out to host or back in.
+/// Block copies a step needs before it runs: one request's KV swapped out to host or back in, or
+/// prefix-cache blocks offloaded to host or restored from it.
 struct KvSwap {
-  uint64_t request = 0;
-  bool toHost = true;                  ///< swap-out (preempted); false: swap-in (resumed)
+  uint64_t request = 0;                ///< the request swapped, or the one whose step needed the cache's copies
+  bool toHost = true;                  ///< swap-out (preempted) or offload; false: swap-in (resumed) or restore
   std::vector<hw::KvBlockMove> moves;  ///< from the source block to the destination block
+  bool cache = false;                  ///< prefix-cache offload (KvCacheConfig::prefixCacheOffload), not a swap
 };
 
 /// What a finished step did to a request.
@@ -122,8 +124,9 @@ class ServingScheduler {
   StepBatch next();
   /// The requests of the step next() composed, in its sequence order.
   const std::vector<uint64_t>& ids() const { return m_stepIds; }
-  /// The block copies the step next() composed needs first: swap-outs in preemption order, then
-  /// swap-ins in resume order. May be non-empty when the step itself is empty.
+  /// The block copies the step next() composed needs first, in the order they must run: swap-outs
+  /// in preemption order, then swap-ins in resume order, each allocation's prefix-cache offloads
+  /// and restores before its own swap. May be non-empty when the step itself is empty.
   const std::vector<KvSwap>& swaps() const { return m_swaps; }
   /// Applies the step next() composed once it has run: prompt progress, tokens produced, finished
   /// requests (their KV blocks freed).
@@ -141,6 +144,9 @@ class ServingScheduler {
   /// Blocks (of kv().blockBytes()) copied to host and back so far.
   uint64_t swappedOutBlocks() const { return m_swappedOutBlocks; }
   uint64_t swappedInBlocks() const { return m_swappedInBlocks; }
+  /// Prefix-cache offload: blocks offloaded to host, and restored from it, so far.
+  uint64_t offloadedBlocks() const { return m_kv->offloadedBlocks(); }
+  uint64_t restoredBlocks() const { return m_kv->restoredBlocks(); }
   /// Preemptions of one request so far, and those of them that recomputed it.
   int preemptionsOf(uint64_t request) const;
   int recomputesOf(uint64_t request) const;
@@ -171,6 +177,8 @@ class ServingScheduler {
   };
 
   void preempt(const std::vector<hw::KvPreempted>& victims);
+  /// Lists the prefix-cache copies the allocator made for request `id`'s allocation in m_swaps.
+  void takeCacheMoves(uint64_t id);
   /// Sends `id` (holding no blocks) to the front of the queue to re-run what it held.
   void recompute(uint64_t id);
   /// Step 3: swaps in the oldest swapped requests that fit and plans their step.
@@ -204,6 +212,7 @@ class ServingScheduler {
   std::vector<Planned> m_step;
   std::vector<uint64_t> m_stepIds;
   std::vector<KvSwap> m_swaps;
+  std::vector<hw::KvCacheMove> m_cacheMoves;  ///< scratch of takeCacheMoves
   bool m_preemptedThisStep = false;
   uint64_t m_nextAdmission = 0;
   uint64_t m_preemptions = 0;

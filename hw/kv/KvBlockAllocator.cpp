@@ -115,36 +115,111 @@ void KvBlockAllocator::cache(const KvBlock& block) {
   TierSlots& t = m_tiers[kvTierIndex(block.tier)];
   if (t.cached[block.slot] != 0) return;
   t.cached[block.slot] = 1;
+  ++t.cachedCount;
   if (t.refs[block.slot] == 1) ++t.cacheOnly;
   ++m_cachedBlocks;
 }
 
 bool KvBlockAllocator::evictOne(KvTier tier) {
-  // The least recently used prefix whose tail block is on `tier` and used by no request.
+  // The least recently used prefix whose last block on `tier` is used by no request (its earlier
+  // blocks there are used by at least as many, so that is the only candidate).
   std::pair<uint64_t, uint64_t> best{~uint64_t{0}, 0};  // (last use, prefix id)
+  std::size_t bestIndex = 0;
   for (const auto& [id, blocks] : m_prefixes) {
-    if (blocks.empty()) continue;
-    const KvBlock& tail = blocks.back();
-    if (tail.tier != tier || refs(tail) != 1) continue;
+    auto it = std::find_if(blocks.rbegin(), blocks.rend(), [tier](const KvBlock& b) { return b.tier == tier; });
+    if (it == blocks.rend() || refs(*it) != 1) continue;
     const auto use = m_prefixUse.find(id);
     const std::pair<uint64_t, uint64_t> key{use == m_prefixUse.end() ? 0 : use->second, id};
-    if (key < best) best = key;
+    if (key < best) {
+      best = key;
+      bestIndex = static_cast<std::size_t>(blocks.rend() - it) - 1;
+    }
   }
   if (best.first == ~uint64_t{0}) return false;
-  std::vector<KvBlock>& blocks = m_prefixes.at(best.second);
-  const KvBlock tail = blocks.back();
-  blocks.pop_back();
-  TierSlots& t = m_tiers[kvTierIndex(tier)];
-  t.cached[tail.slot] = 0;
-  --t.cacheOnly;
-  --m_cachedBlocks;
-  ++m_evicted;
-  dropRef(tail);
+  const uint64_t prefixId = best.second;
+  if (m_config.prefixCacheOffload && tier != KvTier::kHost) {
+    // To the host, evicting there first if it has no free slot (never this block: it is not there).
+    if (const std::optional<KvBlock> to = allocateSlot(KvTier::kHost)) {
+      const auto it = m_prefixes.find(prefixId);
+      if (it == m_prefixes.end() || it->second.size() <= bestIndex) {
+        // Freeing the host slot dropped this block along with the prefix's later host blocks (a
+        // prefix placed across tiers): its slot on `tier` is free already.
+        dropRef(*to);
+        return true;
+      }
+      KvBlock& block = it->second[bestIndex];
+      m_cacheMoves.push_back(KvCacheMove{KvBlockMove{block, *to}, true});
+      relocate(block, *to);
+      block = *to;
+      ++m_offloaded;
+      return true;
+    }
+  }
+  std::vector<KvBlock>& blocks = m_prefixes.at(prefixId);
+  while (blocks.size() > bestIndex) {
+    const KvBlock dropped = blocks.back();
+    blocks.pop_back();
+    TierSlots& t = m_tiers[kvTierIndex(dropped.tier)];
+    t.cached[dropped.slot] = 0;
+    --t.cacheOnly;
+    --t.cachedCount;
+    --m_cachedBlocks;
+    ++m_evicted;
+    dropRef(dropped);
+  }
   if (blocks.empty()) {
-    m_prefixes.erase(best.second);
-    m_prefixUse.erase(best.second);
+    m_prefixes.erase(prefixId);
+    m_prefixUse.erase(prefixId);
   }
   return true;
+}
+
+void KvBlockAllocator::relocate(const KvBlock& from, const KvBlock& to) {
+  TierSlots& f = m_tiers[kvTierIndex(from.tier)];
+  TierSlots& t = m_tiers[kvTierIndex(to.tier)];
+  const uint32_t users = f.refs[from.slot];
+  t.refs[to.slot] = users;
+  t.cached[to.slot] = 1;
+  ++t.cachedCount;
+  --f.cachedCount;
+  if (users == 1) {
+    ++t.cacheOnly;
+    --f.cacheOnly;
+  }
+  f.cached[from.slot] = 0;
+  f.refs[from.slot] = 0;
+  f.freed.push(from.slot);
+}
+
+uint64_t KvBlockAllocator::restore(std::vector<KvBlock>& prefix, uint64_t count, uint64_t requestId) {
+  const uint64_t held = std::min<uint64_t>(count, prefix.size());
+  // Pinned, the prefix's own blocks are never what a restored block's new slot evicts.
+  for (uint64_t i = 0; i < held; ++i) addRef(prefix[i]);
+  uint64_t usable = count;
+  for (uint64_t i = 0; i < held; ++i) {
+    KvBlock& block = prefix[i];
+    if (block.tier != KvTier::kHost || refs(block) != 2) continue;  // placed there, or shared: read in place
+    KvTierBlocks free = freeBlocks();
+    free[kvTierIndex(KvTier::kHost)] = 0;
+    const std::optional<KvTier> tier = m_policy->place(free, KvPlacementQuery{requestId, i});
+    if (!tier) {
+      if (m_policy->mayUse(KvTier::kHost)) continue;  // read over the host link where it is
+      usable = i;
+      break;
+    }
+    const KvBlock to = *allocateSlot(*tier);
+    m_cacheMoves.push_back(KvCacheMove{KvBlockMove{block, to}, false});
+    relocate(block, to);
+    block = to;
+    ++m_restored;
+  }
+  for (uint64_t i = 0; i < held; ++i) dropRef(prefix[i]);
+  return usable;
+}
+
+void KvBlockAllocator::takeCacheMoves(std::vector<KvCacheMove>& out) {
+  out.insert(out.end(), m_cacheMoves.begin(), m_cacheMoves.end());
+  m_cacheMoves.clear();
 }
 
 void KvBlockAllocator::publish(uint64_t requestId, uint64_t tokens) {
@@ -325,14 +400,16 @@ KvAllocation KvBlockAllocator::admit(uint64_t requestId, uint64_t promptTokens, 
   const uint64_t sharable = std::min(prefixTokens, promptTokens) / m_blockTokens;
   uint64_t reused = 0;
   const bool shared = m_config.prefixCaching && request.prefixId != 0 && sharedId != 0 && sharedId != prefixId;
-  const uint64_t sharedBlocks = shared ? std::min(sharedTokens, promptTokens) / m_blockTokens : 0;
+  uint64_t sharedBlocks = shared ? std::min(sharedTokens, promptTokens) / m_blockTokens : 0;
   if (shared) {
     // A new conversation begins with the shared prefix's blocks (the cache takes a reference for it).
+    if (m_config.prefixCacheOffload) sharedBlocks = restore(m_prefixes[sharedId], sharedBlocks, requestId);
     extendPrefix(m_prefixes[request.prefixId], m_prefixes[sharedId], sharedBlocks);
   }
   if (request.prefixId != 0) {
-    const std::vector<KvBlock>& prefix = m_prefixes[request.prefixId];
+    std::vector<KvBlock>& prefix = m_prefixes[request.prefixId];
     reused = std::min<uint64_t>(sharable, prefix.size());
+    if (m_config.prefixCacheOffload) reused = restore(prefix, reused, requestId);
     for (uint64_t i = 0; i < reused; ++i) {
       addRef(prefix[i]);
       request.blocks.push_back(prefix[i]);

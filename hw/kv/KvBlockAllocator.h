@@ -29,6 +29,16 @@
 // tail block of the least recently used prefix that has one there is evicted (a prefix stays a
 // leading run of blocks).
 //
+// Prefix-cache offload (KvCacheConfig::prefixCacheOffload): a cached block no request uses is not
+// dropped when its tier (SRAM, local HBM) needs the slot but moves to a host slot (evicting the least
+// recently used host block if the host has none free); when an admission reuses a prefix, its
+// blocks on the host that only that prefix holds move back to the tiers the policy chooses (never
+// the host). Blocks that cannot come back (no room) end the hit when the policy cannot read the
+// host. takeCacheMoves() lists the copies, in the order they must run, for the copy engines.
+// Eviction, offloaded or not, takes the last block on the tier of the least recently used prefix
+// that has one no request uses; a dropped block takes every block after it in its prefix along (a
+// prefix stays a leading run of blocks, each block used by at least as many as the next).
+//
 // Preemption: when the policy has no room for a block, the most recently admitted resident
 // request is the victim (vLLM's choice). Recompute drops its blocks; swap moves its private
 // blocks off the chip to host slots (shared blocks stay where they are, still referenced) and
@@ -62,6 +72,12 @@ struct KvBlock {
 struct KvBlockMove {
   KvBlock from;
   KvBlock to;
+};
+
+/// A cached block copied by prefix-cache offload: to the host (offloaded) or back (restored).
+struct KvCacheMove {
+  KvBlockMove move;
+  bool toHost = false;
 };
 
 /// A request that lost its place in the cache.
@@ -114,6 +130,13 @@ class KvBlockAllocator {
   /// Prefix caching: blocks the cache holds (in use by requests or not), and blocks evicted so far.
   uint64_t cachedBlocks() const { return m_cachedBlocks; }
   uint64_t evictedBlocks() const { return m_evicted; }
+  /// Prefix-cache offload: blocks moved to the host, and moved back for a hit, so far.
+  uint64_t offloadedBlocks() const { return m_offloaded; }
+  uint64_t restoredBlocks() const { return m_restored; }
+  /// Prefix-cache offload: appends the copies made since the last call, in order, and forgets them.
+  void takeCacheMoves(std::vector<KvCacheMove>& out);
+  /// Blocks the prefix cache holds on `tier` (in use by requests or not).
+  uint64_t cachedBlocksOn(KvTier tier) const { return m_tiers[kvTierIndex(tier)].cachedCount; }
 
   /// Frees a request's blocks (resident or swapped). Throws std::invalid_argument if unknown.
   void release(uint64_t requestId);
@@ -174,6 +197,7 @@ class KvBlockAllocator {
     std::vector<uint32_t> refs;   ///< users per slot below highWater
     std::vector<uint8_t> cached;  ///< per slot below highWater: the prefix cache holds it
     uint64_t cacheOnly = 0;       ///< cached slots no request uses (evictable: counted free)
+    uint64_t cachedCount = 0;     ///< cached slots
     uint64_t peak = 0;
   };
   struct Request {
@@ -211,9 +235,16 @@ class KvBlockAllocator {
   void extendPrefix(std::vector<KvBlock>& prefix, const std::vector<KvBlock>& blocks, uint64_t count);
   /// Prefix caching: the cache takes a reference on `block`.
   void cache(const KvBlock& block);
-  /// Prefix caching: evicts one block only the cache holds on `tier` (the tail of the least
-  /// recently used prefix that has one); false when there is none.
+  /// Prefix caching: frees one slot on `tier` that only the cache holds (the last block on `tier` of
+  /// the least recently used prefix that has one): offloaded to the host when it can be, else
+  /// dropped with the blocks after it in its prefix; false when there is none.
   bool evictOne(KvTier tier);
+  /// Moves the cached block `from`, with its references, to the new slot `to`.
+  void relocate(const KvBlock& from, const KvBlock& to);
+  /// Prefix-cache offload: moves the host blocks among prefix[0, count) that only the prefix holds
+  /// back to the tiers the policy chooses; returns `count`, or the index of the first block that
+  /// stays on the host where the policy cannot read it.
+  uint64_t restore(std::vector<KvBlock>& prefix, uint64_t count, uint64_t requestId);
   /// Marks prefix `prefixId` used now (the LRU order).
   void touch(uint64_t prefixId) { m_prefixUse[prefixId] = ++m_useTick; }
   Request& find(uint64_t requestId);
@@ -232,6 +263,9 @@ class KvBlockAllocator {
   uint64_t m_useTick = 0;
   uint64_t m_cachedBlocks = 0;
   uint64_t m_evicted = 0;
+  uint64_t m_offloaded = 0;
+  uint64_t m_restored = 0;
+  std::vector<KvCacheMove> m_cacheMoves;
   uint64_t m_nextRank = 0;
 
   stats::Group m_stats;

@@ -60,6 +60,10 @@ struct KvCacheConfig {
   /// Prefix caching (not a key: the scenario's serving.prefix_caching): a prefix's blocks stay
   /// cached after its last user leaves, until evicted least recently used; implies sharing.
   bool prefixCaching = false;
+  /// Prefix-cache offload (not a key: the scenario's serving.prefix_cache_offload: host): a cached
+  /// block no request uses moves to host memory when its tier needs the slot, instead of being
+  /// dropped, and moves back when a turn reuses it (LMCache, SGLang's HiCache).
+  bool prefixCacheOffload = false;
 
   static const config::Schema<KvCacheConfig>& schema();
 };

@@ -85,6 +85,47 @@ TEST_F(PrefixCacheCliTest, ASharedSystemPromptIsCachedOnceAndUsersThinkBetweenTu
   EXPECT_GT(thoughtAbout, 4);
 }
 
+TEST_F(PrefixCacheCliTest, OffloadingToTheHostKeepsWhatEvictionWouldDropAndBringsItBackForTheNextTurn) {
+  // Four users thinking 1 ms between 4-turn conversations of 512 + 64 tokens, on a cache of 385
+  // blocks of 16 tokens (HBM left after an activation reserve): the conversations do not all fit,
+  // so cached turns are evicted while their users think.
+  const auto load = join({"-m", "tiny-dense", "-p", "jalapeno", "--set", "scenario.multi_turn.turns=4", "--set",
+                          "scenario.multi_turn.think_time=1 ms", "--set", "scenario.serving.prefix_caching=true",
+                          "--set", "platform.placement.activation_memory=215722 MB"},
+                         smallLoad(4, 16, 512, 64));
+  const Json dropped = serve("dropped", load);
+  const Json kept = serve("kept", join(load, {"--set", "scenario.serving.prefix_cache_offload=host"}));
+  ASSERT_FALSE(dropped.empty() || kept.empty());
+  const Json& d = dropped["prefix_cache"];
+  const Json& k = kept["prefix_cache"];
+  ASSERT_GT(d["evicted_blocks"].get<int>(), 0) << "the cache is too small for every conversation";
+  EXPECT_EQ(d["offload"], "none");
+  EXPECT_EQ(d["offloaded_blocks"], 0);
+  EXPECT_FALSE(d["tiers"].contains("host"));
+  EXPECT_EQ(k["offload"], "host");
+  EXPECT_EQ(k["evicted_blocks"], 0) << "the host holds every block the chip let go";
+  EXPECT_GT(k["offloaded_blocks"].get<int>(), 0);
+  EXPECT_GT(k["restored_blocks"].get<int>(), 0) << "a later turn found its blocks on the host";
+  EXPECT_GT(k["hit_rate"].get<double>(), d["hit_rate"].get<double>() + 0.05);
+  // A block is 16 tokens x 4 layers x 2 (K, V) x 2 KV heads x 128 x 2 bytes = 64 KiB on the one chip.
+  EXPECT_DOUBLE_EQ(k["offloaded_bytes"].get<double>(), k["offloaded_blocks"].get<double>() * 65536);
+  EXPECT_DOUBLE_EQ(k["restored_bytes"].get<double>(), k["restored_blocks"].get<double>() * 65536);
+  EXPECT_DOUBLE_EQ(k["host_link_kv_bytes"].get<double>(),
+                   k["offloaded_bytes"].get<double>() + k["restored_bytes"].get<double>());
+  EXPECT_EQ(k["tiers"]["local_hbm"]["capacity_blocks"], 385);
+  EXPECT_EQ(k["tiers"]["local_hbm"]["peak_used_blocks"], 385);
+  EXPECT_GT(k["tiers"]["host"]["peak_used_blocks"].get<int>(), 0);
+  EXPECT_LE(k["tiers"]["host"]["mean_used_blocks"].get<double>(), k["tiers"]["host"]["peak_used_blocks"].get<double>());
+  EXPECT_GT(kept["kv_swap"]["time_s"].get<double>(), 0.0) << "the copies take time on the host link";
+  EXPECT_EQ(kept["kv_swap"]["swap_outs"], 0) << "no request was preempted";
+  // TTFT per turn: every turn has its four measured requests' row.
+  ASSERT_EQ(kept["metrics"]["ttft_by_turn_s"].size(), 4u);
+  EXPECT_EQ(kept["metrics"]["ttft_by_turn_s"][0]["turn"], 1);
+  EXPECT_GT(kept["metrics"]["ttft_by_turn_s"][3]["mean_input_tokens"].get<double>(),
+            kept["metrics"]["ttft_by_turn_s"][0]["mean_input_tokens"].get<double>() + 3 * 400)
+      << "the last turn holds the three before it";
+}
+
 TEST_F(PrefixCacheCliTest, WhatIsNotModelledIsRefusedNamingTheKey) {
   std::vector<std::string> args{
       "run",      "-q",           "-s",       "inferencex-8k1k", "-m",
@@ -106,6 +147,20 @@ TEST_F(PrefixCacheCliTest, WhatIsNotModelledIsRefusedNamingTheKey) {
       runScoville({"run", "-q", "-s", openLoop, "-m", "tiny-dense", "-p", "jalapeno", "--out", dir.file("bad")});
   EXPECT_EQ(open.exitCode, 2) << open.err;
   EXPECT_NE(open.err.find("multi_turn"), std::string::npos) << open.err;
+  // Offloading a cache that is off, and to the host from a cache that spills to a neighbour.
+  const auto tiny = join({"run", "-q", "-m", "tiny-dense", "-p", "jalapeno-8", "--out", dir.file("bad")},
+                         join({"-s", "agent-multiturn"}, small));
+  const ProcessResult noCache = runScoville(join(tiny, {"--set", "scenario.serving.prefix_cache_offload=host"}));
+  EXPECT_EQ(noCache.exitCode, 2) << noCache.err;
+  EXPECT_NE(noCache.err.find("prefix_cache_offload"), std::string::npos) << noCache.err;
+  EXPECT_NE(noCache.err.find("prefix_caching: true"), std::string::npos) << noCache.err;
+  const ProcessResult spill = runScoville(join(
+      tiny, {"--set", "scenario.serving.prefix_caching=true", "--set", "scenario.serving.prefix_cache_offload=host",
+             "--set", "scenario.serving.kv_cache_placement=spill_to_remote"}));
+  EXPECT_EQ(spill.exitCode, 2) << spill.err;
+  EXPECT_NE(spill.err.find("scenario.serving.prefix_cache_offload"), std::string::npos) << spill.err;
+  EXPECT_NE(spill.err.find("spill_to_remote"), std::string::npos) << spill.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bad/report.json")));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Prefix caching: a prefix's blocks outlive their users, count as free, are evicted least
 // recently used tail first, and a request whose prefix is cached prefills only its suffix; one
-// whose prefix was evicted pays the whole prefill again.
+// whose prefix was evicted pays the whole prefill again. With offload, evicted blocks move to the
+// host and come back for a hit.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -26,6 +27,26 @@ std::unique_ptr<hw::KvBlockAllocator> cacheOf(uint64_t blocks) {
   hw::KvTierCapacities capacities;
   capacities.localHbmBytes = blocks * kBlockBytes;
   return std::make_unique<hw::KvBlockAllocator>(c, kShape, capacities, hw::makeKvPlacementPolicy(c.placement));
+}
+
+/// A cache of `blocks` local blocks and `hostBlocks` host blocks that offloads to the host.
+std::unique_ptr<hw::KvBlockAllocator> offloadingCacheOf(uint64_t blocks, uint64_t hostBlocks) {
+  hw::KvCacheConfig c;
+  c.blockTokens = 16;
+  c.placement = "local_first";
+  c.prefixCaching = true;
+  c.prefixCacheOffload = true;
+  hw::KvTierCapacities capacities;
+  capacities.localHbmBytes = blocks * kBlockBytes;
+  capacities.hostBytes = hostBlocks * kBlockBytes;
+  return std::make_unique<hw::KvBlockAllocator>(c, kShape, capacities, hw::makeKvPlacementPolicy(c.placement));
+}
+
+/// Caches prefix `prefixId` with `tokens` tokens through request `id`, which then leaves.
+void cachePrefix(hw::KvBlockAllocator& kv, uint64_t id, uint64_t prefixId, uint64_t tokens) {
+  ASSERT_TRUE(kv.admit(id, tokens, prefixId, 0).ok);
+  kv.publish(id, tokens);
+  kv.release(id);
 }
 
 TEST(PrefixCache, PublishedBlocksOutliveTheirRequestAndCountAsFree) {
@@ -109,6 +130,75 @@ TEST(PrefixCache, ASharedPrefixSeedsEveryNewConversation) {
   EXPECT_EQ(kv->cachedBlocks(), 2u) << "the shared blocks, counted once";
 }
 
+TEST(PrefixCacheOffload, EvictedBlocksMoveToTheHostLastBlockFirstAndComeBackForAHit) {
+  auto kv = offloadingCacheOf(4, 4);
+  cachePrefix(*kv, 1, 11, 32);  // prefix 11: local blocks 0, 1
+  cachePrefix(*kv, 2, 12, 32);  // prefix 12: local blocks 2, 3
+  const std::vector<hw::KvBlock> p11 = {{KvTier::kLocalHbm, 0}, {KvTier::kLocalHbm, 1}};
+  // Three new blocks, none free: prefix 11's last block, then its first, then prefix 12's last
+  // move to the host (least recently used prefix first, each its last block on the chip first).
+  ASSERT_TRUE(kv->admit(3, 48).ok);
+  std::vector<hw::KvCacheMove> moves;
+  kv->takeCacheMoves(moves);
+  ASSERT_EQ(moves.size(), 3u);
+  EXPECT_EQ(moves[0].move.from, p11[1]);
+  EXPECT_EQ(moves[0].move.to, (hw::KvBlock{KvTier::kHost, 0}));
+  EXPECT_EQ(moves[1].move.from, p11[0]);
+  EXPECT_EQ(moves[2].move.from, (hw::KvBlock{KvTier::kLocalHbm, 3}));
+  for (const hw::KvCacheMove& m : moves) EXPECT_TRUE(m.toHost);
+  EXPECT_EQ(kv->offloadedBlocks(), 3u);
+  EXPECT_EQ(kv->evictedBlocks(), 0u) << "nothing dropped";
+  EXPECT_EQ(kv->cachedBlocks(), 4u);
+  EXPECT_EQ(kv->cachedBlocksOn(KvTier::kHost), 3u);
+  EXPECT_EQ(kv->cachedBlocksOn(KvTier::kLocalHbm), 1u);
+  kv->release(3);
+  // Prefix 11's next turn: both blocks come back from the host, in order, then it is a hit.
+  const hw::KvAllocation hit = kv->admit(4, 40, 11, 32);
+  ASSERT_TRUE(hit.ok);
+  EXPECT_EQ(hit.sharedBlocks, 2u);
+  moves.clear();
+  kv->takeCacheMoves(moves);
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_FALSE(moves[0].toHost);
+  EXPECT_EQ(moves[0].move.from, (hw::KvBlock{KvTier::kHost, 1}));  // block 0 went second
+  EXPECT_EQ(moves[1].move.from, (hw::KvBlock{KvTier::kHost, 0}));
+  for (const hw::KvBlock& b : kv->blocks(4)) EXPECT_EQ(b.tier, KvTier::kLocalHbm);
+  EXPECT_EQ(kv->restoredBlocks(), 2u);
+  EXPECT_EQ(kv->cachedBlocksOn(KvTier::kHost), 1u) << "prefix 12's last block is still there";
+  moves.clear();
+  kv->takeCacheMoves(moves);
+  EXPECT_TRUE(moves.empty()) << "each copy is listed once";
+}
+
+TEST(PrefixCacheOffload, AFullHostDropsItsLeastRecentlyUsedBlockAndAHitWithoutRoomEndsWhereItsBlocksStayOnTheHost) {
+  auto kv = offloadingCacheOf(2, 1);
+  cachePrefix(*kv, 1, 11, 32);  // prefix 11 fills the chip
+  // Two blocks: prefix 11's last block goes to the host, then its first, which drops the last
+  // from the full host (the prefix stays a leading run: block 0, now on the host).
+  ASSERT_TRUE(kv->admit(2, 32).ok);
+  EXPECT_EQ(kv->offloadedBlocks(), 2u);
+  EXPECT_EQ(kv->evictedBlocks(), 1u);
+  EXPECT_EQ(kv->cachedBlocks(), 1u);
+  EXPECT_EQ(kv->cachedBlocksOn(KvTier::kHost), 1u);
+  kv->release(2);
+  // Again with room on the host for one block: the hit then finds block 0 on the chip and block 1
+  // on the host; with the chip full of a running request, block 1 cannot come back.
+  cachePrefix(*kv, 3, 12, 32);
+  ASSERT_TRUE(kv->admit(4, 16).ok);  // one block: prefix 12's last block goes to the host
+  EXPECT_EQ(kv->cachedBlocksOn(KvTier::kHost), 1u);
+  const hw::KvAllocation hit = kv->admit(5, 16 + 16, 12, 32);
+  EXPECT_FALSE(hit.ok) << "no room for its second block either";
+  const hw::KvAllocation shorter = kv->admit(6, 16, 12, 16);
+  ASSERT_TRUE(shorter.ok);
+  EXPECT_EQ(shorter.sharedBlocks, 1u) << "block 0 is on the chip";
+  kv->release(6);
+  kv->release(4);
+  const hw::KvAllocation whole = kv->admit(7, 32, 12, 32);
+  ASSERT_TRUE(whole.ok);
+  EXPECT_EQ(whole.sharedBlocks, 2u) << "with room again, block 1 came back";
+  EXPECT_EQ(kv->restoredBlocks(), 1u);
+}
+
 workload::SchedulerConfig limits() {
   workload::SchedulerConfig c;
   c.maxBatch = 8;
@@ -166,6 +256,42 @@ TEST(PrefixCacheScheduler, ATurnWhosePrefixWasEvictedPaysTheWholePrefillAgain) {
   const workload::StepSequence turn2 = serveAlone(s, {3, 150, 2, false, 5, 120});
   EXPECT_EQ(turn2.context, 0u);
   EXPECT_EQ(turn2.tokens, 150u);
+}
+
+TEST(PrefixCacheOffloadScheduler, AStepListsItsOffloadsBeforeAndItsRestoresAsCacheCopies) {
+  workload::ServingScheduler s(limits(), offloadingCacheOf(10, 16));
+  serveAlone(s, {1, 100, 20, false, 5, 0});  // conversation 5 caches 7 blocks
+  // Another conversation of 8 blocks with 3 free: 5 of conversation 5's move to the host.
+  s.submit({2, 128, 1, false, 6, 0});
+  s.next();
+  ASSERT_EQ(s.swaps().size(), 1u);
+  EXPECT_TRUE(s.swaps()[0].cache);
+  EXPECT_TRUE(s.swaps()[0].toHost);
+  EXPECT_EQ(s.swaps()[0].request, 2u);
+  EXPECT_EQ(s.swaps()[0].moves.size(), 5u);
+  s.complete();
+  while (s.busy()) {
+    s.next();
+    s.complete();
+  }
+  // Turn 2 of conversation 5 (10 blocks): its 5 blocks on the host come back, each after one of
+  // conversation 6's cached blocks went to the host to make room, and 3 more of those go for
+  // its new blocks; then it prefills only its suffix.
+  s.submit({3, 150, 2, false, 5, 120});
+  const workload::StepBatch turn2 = s.next();
+  ASSERT_EQ(turn2.sequences.size(), 1u);
+  EXPECT_EQ(turn2.sequences[0].context, 112u);
+  EXPECT_EQ(turn2.sequences[0].tokens, 38u);
+  std::vector<bool> directions;  // per copy: to the host
+  for (const workload::KvSwap& swap : s.swaps()) {
+    EXPECT_TRUE(swap.cache);
+    EXPECT_EQ(swap.request, 3u);
+    for (std::size_t i = 0; i < swap.moves.size(); ++i) directions.push_back(swap.toHost);
+  }
+  EXPECT_EQ(directions,
+            (std::vector<bool>{true, false, true, false, true, false, true, false, true, false, true, true, true}));
+  EXPECT_EQ(s.restoredBlocks(), 5u);
+  EXPECT_EQ(s.offloadedBlocks(), 5u + 8u);
 }
 
 }  // namespace

@@ -152,6 +152,31 @@ TEST(ServingMetricsLatency, WarmUpRequestsAreLeftOutOfLatencyButNotThroughput) {
   EXPECT_EQ(m.requestsFinishedInWindow, base.requestsFinishedInWindow + 1);
 }
 
+TEST(ServingMetricsLatency, TimeToFirstTokenPerTurnOfMultiTurnConversations) {
+  std::vector<RequestRecord> records = fourRequests();  // TTFT 1, 1.5, 2, 0.5
+  EXPECT_TRUE(computeServingMetrics(records, {0.0, 3.0}).ttftByTurn.empty()) << "single-turn load";
+  records[0].turn = 2;  // TTFT 1, 100 input tokens
+  records[1].turn = 1;  // TTFT 1.5, 200
+  records[2].turn = 2;  // TTFT 2, 300
+  records[3].turn = 1;  // TTFT 0.5, 400
+  records.push_back(record(5, 0.0, {9.0}, 50, false));
+  records.back().turn = 3;  // warm-up: no turn 3 row
+  const ServingMetrics m = computeServingMetrics(records, {0.0, 3.0});
+  ASSERT_EQ(m.ttftByTurn.size(), 2u);
+  EXPECT_EQ(m.ttftByTurn[0].turn, 1);
+  EXPECT_EQ(m.ttftByTurn[0].ttft.count, 2u);
+  EXPECT_NEAR(m.ttftByTurn[0].ttft.mean, 1.0, kTol);
+  EXPECT_NEAR(m.ttftByTurn[0].meanInputTokens, 300.0, kTol);
+  EXPECT_EQ(m.ttftByTurn[1].turn, 2);
+  EXPECT_NEAR(m.ttftByTurn[1].ttft.median, 1.5, kTol);
+  EXPECT_NEAR(m.ttftByTurn[1].meanInputTokens, 200.0, kTol);
+  const auto json = servingMetricsJson(m, 1, 0.0);
+  ASSERT_EQ(json["ttft_by_turn_s"].size(), 2u);
+  EXPECT_EQ(json["ttft_by_turn_s"][1]["turn"], 2);
+  EXPECT_EQ(json["ttft_by_turn_s"][1]["requests"], 2);
+  EXPECT_NEAR(json["ttft_by_turn_s"][1]["p90"].get<double>(), 1.9, kTol);
+}
+
 TEST(ServingMetricsThroughput, InFlightRequestsCountTheirTokensOnly) {
   // The run stops when the last measured request finishes; unmeasured requests still in flight
   // have produced some of their tokens (or none: firstToken and finish are then unset).
