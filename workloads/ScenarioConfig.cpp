@@ -88,7 +88,14 @@ const Schema<SchedulerConfig>& SchedulerConfig::schema() {
                   "blocks; running requests grow into free blocks and the newest are preempted when none is "
                   "left. reserve (TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT): a request is "
                   "admitted only when the free blocks, less those the running requests still need to reach "
-                  "their last token, hold its prompt and every output token; no request is preempted");
+                  "their last token, hold its prompt and every output token; no request is preempted")
+          .choice("queue_policy", &SchedulerConfig::queuePolicy,
+                  {{"fcfs", SchedulerConfig::QueuePolicy::kFcfs},
+                   {"longest_prefix", SchedulerConfig::QueuePolicy::kLongestPrefix}},
+                  optional("fcfs"),
+                  "order in which waiting requests are admitted: fcfs (arrival) or longest_prefix (SGLang's lpm: "
+                  "the most prompt tokens found in the prefix cache first, arrival among equals; needs "
+                  "serving.prefix_caching)");
   return s;
 }
 

@@ -49,6 +49,10 @@ struct SchedulerConfig {
   double stepOverheadS = 0.0;   ///< host time between steps (scheduling, launch)
   double kvWatermark = 0.01;    ///< fraction of KV blocks admission leaves free for running requests
   KvAdmission admission = KvAdmission::kWatermark;
+  /// Order of admission from the waiting queue: arrival (kFcfs) or the most prompt tokens found in
+  /// the prefix cache first (kLongestPrefix, SGLang's `lpm` schedule policy), arrival among equals.
+  enum class QueuePolicy { kFcfs, kLongestPrefix };
+  QueuePolicy queuePolicy = QueuePolicy::kFcfs;
 
   static const config::Schema<SchedulerConfig>& schema();
 };

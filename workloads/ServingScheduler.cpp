@@ -122,6 +122,22 @@ void ServingScheduler::preempt(const std::vector<hw::KvPreempted>& victims) {
   }
 }
 
+void ServingScheduler::orderByCachedPrefix() {
+  // The queue is oldest first (recomputed requests at the front): a stable sort keeps that order
+  // among requests with as many cached tokens.
+  m_cachedOrder.clear();
+  for (const uint64_t id : m_waiting) {
+    const Sequence& s = m_sequences.at(id);
+    const ServingRequest& r = s.request;
+    const uint64_t blocks = m_kv->cachedBlocksFor(s.prefillTarget, r.prefixId, r.prefixTokens,
+                                                  r.sharedTokens > 0 ? kSharedPrefixId : 0, r.sharedTokens);
+    m_cachedOrder.emplace_back(blocks, id);
+  }
+  std::stable_sort(m_cachedOrder.begin(), m_cachedOrder.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = 0; i < m_cachedOrder.size(); ++i) m_waiting[i] = m_cachedOrder[i].second;
+}
+
 void ServingScheduler::takeCacheMoves(uint64_t id) {
   m_cacheMoves.clear();
   m_kv->takeCacheMoves(m_cacheMoves);
@@ -237,6 +253,9 @@ StepBatch ServingScheduler::compose() {
   if (reserve && !m_waiting.empty()) {
     for (const uint64_t id : m_running) reserved += stillNeeded(id);
   }
+  if (m_config.queuePolicy == SchedulerConfig::QueuePolicy::kLongestPrefix && m_waiting.size() > 1) {
+    orderByCachedPrefix();
+  }
   while (m_swapped.empty() && !m_waiting.empty() && m_step.size() < maxBatch && budget > 0 &&
          (m_maxResident == 0 || m_running.size() + m_swapped.size() < m_maxResident)) {
     const uint64_t id = m_waiting.front();
@@ -256,7 +275,7 @@ StepBatch ServingScheduler::compose() {
         m_kv->admit(id, s.prefillTarget, s.request.prefixId, s.request.prefixTokens,
                     s.request.sharedTokens > 0 ? kSharedPrefixId : 0, s.request.sharedTokens);
     takeCacheMoves(id);
-    if (!admitted.ok) break;  // first come, first served: no overtaking
+    if (!admitted.ok) break;  // in queue order: no overtaking
     if (reserve) reserved += stillNeeded(id);
     // Prefix caching: the cached blocks' tokens are computed already (at least the prompt's
     // last token is computed again: it samples).

@@ -177,6 +177,8 @@ class ServingScheduler {
   };
 
   void preempt(const std::vector<hw::KvPreempted>& victims);
+  /// queue_policy longest_prefix: orders the waiting queue by cached prompt blocks, most first.
+  void orderByCachedPrefix();
   /// Lists the prefix-cache copies the allocator made for request `id`'s allocation in m_swaps.
   void takeCacheMoves(uint64_t id);
   /// Sends `id` (holding no blocks) to the front of the queue to re-run what it held.
@@ -212,7 +214,8 @@ class ServingScheduler {
   std::vector<Planned> m_step;
   std::vector<uint64_t> m_stepIds;
   std::vector<KvSwap> m_swaps;
-  std::vector<hw::KvCacheMove> m_cacheMoves;  ///< scratch of takeCacheMoves
+  std::vector<hw::KvCacheMove> m_cacheMoves;                 ///< scratch of takeCacheMoves
+  std::vector<std::pair<uint64_t, uint64_t>> m_cachedOrder;  ///< scratch of orderByCachedPrefix: (blocks, id)
   bool m_preemptedThisStep = false;
   uint64_t m_nextAdmission = 0;
   uint64_t m_preemptions = 0;

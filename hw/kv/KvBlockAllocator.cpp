@@ -217,6 +217,20 @@ uint64_t KvBlockAllocator::restore(std::vector<KvBlock>& prefix, uint64_t count,
   return usable;
 }
 
+uint64_t KvBlockAllocator::cachedBlocksFor(uint64_t promptTokens, uint64_t prefixId, uint64_t prefixTokens,
+                                           uint64_t sharedId, uint64_t sharedTokens) const {
+  if (!m_config.prefixCaching || prefixId == 0) return 0;
+  const auto own = m_prefixes.find(prefixId);
+  if (own != m_prefixes.end() && !own->second.empty()) {
+    return std::min<uint64_t>(std::min(prefixTokens, promptTokens) / m_blockTokens, own->second.size());
+  }
+  // A new conversation begins with the shared prefix's blocks.
+  const auto shared = sharedId != 0 && sharedId != prefixId ? m_prefixes.find(sharedId) : m_prefixes.end();
+  if (shared == m_prefixes.end()) return 0;
+  const uint64_t sharable = std::min({prefixTokens, promptTokens, sharedTokens}) / m_blockTokens;
+  return std::min<uint64_t>(sharable, shared->second.size());
+}
+
 void KvBlockAllocator::takeCacheMoves(std::vector<KvCacheMove>& out) {
   out.insert(out.end(), m_cacheMoves.begin(), m_cacheMoves.end());
   m_cacheMoves.clear();

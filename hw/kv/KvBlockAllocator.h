@@ -127,6 +127,10 @@ class KvBlockAllocator {
   /// Prefix caching: extends the request's prefix (if it declared one and still shares all of it)
   /// with its full blocks holding its first `tokens` tokens. Nothing without prefix caching.
   void publish(uint64_t requestId, uint64_t tokens);
+  /// Prefix caching: the blocks admit() would reuse for a prompt of `promptTokens` with these
+  /// prefix arguments, as things stand (blocks on the host included; nothing changes).
+  uint64_t cachedBlocksFor(uint64_t promptTokens, uint64_t prefixId, uint64_t prefixTokens, uint64_t sharedId,
+                           uint64_t sharedTokens) const;
   /// Prefix caching: blocks the cache holds (in use by requests or not), and blocks evicted so far.
   uint64_t cachedBlocks() const { return m_cachedBlocks; }
   uint64_t evictedBlocks() const { return m_evicted; }

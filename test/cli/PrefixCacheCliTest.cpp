@@ -160,6 +160,10 @@ TEST_F(PrefixCacheCliTest, WhatIsNotModelledIsRefusedNamingTheKey) {
   EXPECT_EQ(spill.exitCode, 2) << spill.err;
   EXPECT_NE(spill.err.find("scenario.serving.prefix_cache_offload"), std::string::npos) << spill.err;
   EXPECT_NE(spill.err.find("spill_to_remote"), std::string::npos) << spill.err;
+  // Ordering the queue by cached tokens without a cache.
+  const ProcessResult lpm = runScoville(join(tiny, {"--set", "scenario.scheduler.queue_policy=longest_prefix"}));
+  EXPECT_EQ(lpm.exitCode, 2) << lpm.err;
+  EXPECT_NE(lpm.err.find("scenario.scheduler.queue_policy"), std::string::npos) << lpm.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("bad/report.json")));
 }
 

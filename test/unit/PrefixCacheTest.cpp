@@ -4,7 +4,9 @@
 // host and come back for a hit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "hw/kv/KvBlockAllocator.h"
 #include "hw/kv/KvCacheConfig.h"
@@ -256,6 +258,31 @@ TEST(PrefixCacheScheduler, ATurnWhosePrefixWasEvictedPaysTheWholePrefillAgain) {
   const workload::StepSequence turn2 = serveAlone(s, {3, 150, 2, false, 5, 120});
   EXPECT_EQ(turn2.context, 0u);
   EXPECT_EQ(turn2.tokens, 150u);
+}
+
+TEST(PrefixCacheScheduler, LongestPrefixAdmitsTheMostCachedRequestFirstAndArrivalOrderAmongEquals) {
+  for (const bool longest : {false, true}) {
+    workload::SchedulerConfig c = limits();
+    c.maxBatch = 1;  // one admission per step
+    if (longest) c.queuePolicy = workload::SchedulerConfig::QueuePolicy::kLongestPrefix;
+    workload::ServingScheduler s(c, cacheOf(64));
+    serveAlone(s, {1, 100, 20, false, 5, 0});  // conversation 5 caches 7 blocks
+    serveAlone(s, {2, 40, 9, false, 6, 0});    // conversation 6 caches 3 blocks
+    s.submit({3, 80, 2, false, 7, 0});         // a new conversation: nothing cached
+    s.submit({4, 60, 2, false, 6, 48});        // conversation 6's next turn: 3 blocks cached
+    s.submit({5, 150, 2, false, 5, 120});      // conversation 5's next turn: 7 blocks cached
+    s.submit({6, 70, 2, false, 8, 0});         // another new conversation
+    std::vector<uint64_t> order;
+    while (s.busy()) {
+      const workload::StepBatch b = s.next();
+      for (const workload::StepSequence& q : b.sequences) {
+        if (std::find(order.begin(), order.end(), q.request) == order.end()) order.push_back(q.request);
+      }
+      s.complete();
+    }
+    EXPECT_EQ(order, longest ? (std::vector<uint64_t>{5, 4, 3, 6}) : (std::vector<uint64_t>{3, 4, 5, 6}))
+        << (longest ? "longest_prefix" : "fcfs");
+  }
 }
 
 TEST(PrefixCacheOffloadScheduler, AStepListsItsOffloadsBeforeAndItsRestoresAsCacheCopies) {
