@@ -201,6 +201,26 @@ TEST(PrefixCacheOffload, AFullHostDropsItsLeastRecentlyUsedBlockAndAHitWithoutRo
   EXPECT_EQ(kv->restoredBlocks(), 1u);
 }
 
+TEST(PrefixCacheOffload, APlacementThatReadsTheHostUsesBlocksThatCannotComeBackWhereTheyAre) {
+  hw::KvCacheConfig c;
+  c.blockTokens = 16;
+  c.placement = "offload_to_host";
+  c.prefixCaching = true;
+  c.prefixCacheOffload = true;
+  hw::KvTierCapacities capacities;
+  capacities.localHbmBytes = 2 * kBlockBytes;
+  capacities.hostBytes = 4 * kBlockBytes;
+  hw::KvBlockAllocator kv(c, kShape, capacities, hw::makeKvPlacementPolicy(c.placement));
+  cachePrefix(kv, 1, 11, 32);
+  ASSERT_TRUE(kv.admit(2, 32).ok);  // fills the chip: prefix 11's blocks go to the host
+  EXPECT_EQ(kv.offloadedBlocks(), 2u);
+  const hw::KvAllocation hit = kv.admit(3, 40, 11, 32);
+  ASSERT_TRUE(hit.ok);
+  EXPECT_EQ(hit.sharedBlocks, 2u) << "read over the host link, not recomputed";
+  EXPECT_EQ(kv.restoredBlocks(), 0u);
+  for (const hw::KvBlock& b : kv.blocks(3)) EXPECT_EQ(b.tier, KvTier::kHost);
+}
+
 workload::SchedulerConfig limits() {
   workload::SchedulerConfig c;
   c.maxBatch = 8;
