@@ -126,6 +126,26 @@ TEST_F(PrefixCacheCliTest, OffloadingToTheHostKeepsWhatEvictionWouldDropAndBring
       << "the last turn holds the three before it";
 }
 
+TEST_F(PrefixCacheCliTest, WithKvSpilledToANeighbourTheCacheHoldsAndEvictsBlocksOnBothTiers) {
+  // jalapeno-8 with 104 blocks of HBM per chip for the cache and as many lent by its neighbour.
+  const Json j =
+      serve("remote", join({"-m", "tiny-dense", "-p", "jalapeno-8", "--set", "scenario.multi_turn.turns=4", "--set",
+                            "scenario.multi_turn.think_time=1 ms", "--set", "scenario.serving.prefix_caching=true",
+                            "--set", "scenario.serving.kv_cache_placement=spill_to_remote", "--set",
+                            "platform.placement.activation_memory=215960 MB"},
+                           smallLoad(4, 16, 512, 64)));
+  ASSERT_FALSE(j.empty());
+  const Json& tiers = j["prefix_cache"]["tiers"];
+  EXPECT_EQ(tiers["local_hbm"]["capacity_blocks"], 104);
+  EXPECT_EQ(tiers["remote_hbm"]["capacity_blocks"], 104);
+  EXPECT_EQ(tiers["remote_hbm"]["peak_used_blocks"], 104) << "the conversations fill the lent HBM too";
+  EXPECT_GT(tiers["remote_hbm"]["cached_blocks_at_end"].get<int>(), 0);
+  EXPECT_GT(j["prefix_cache"]["evicted_blocks"].get<int>(), 0);
+  EXPECT_GT(j["prefix_cache"]["hit_rate"].get<double>(), 0.0);
+  EXPECT_GT(j["kv_placement"]["cross_chip_kv_bytes"].get<double>(), 0.0) << "cached blocks are read where they are";
+  EXPECT_FALSE(tiers.contains("host"));
+}
+
 TEST_F(PrefixCacheCliTest, WhatIsNotModelledIsRefusedNamingTheKey) {
   std::vector<std::string> args{
       "run",      "-q",           "-s",       "inferencex-8k1k", "-m",
