@@ -32,10 +32,11 @@ std::unique_ptr<hw::KvBlockAllocator> cacheOf(uint64_t blocks) {
 }
 
 /// A cache of `blocks` local blocks and `hostBlocks` host blocks that offloads to the host.
-std::unique_ptr<hw::KvBlockAllocator> offloadingCacheOf(uint64_t blocks, uint64_t hostBlocks) {
+std::unique_ptr<hw::KvBlockAllocator> offloadingCacheOf(uint64_t blocks, uint64_t hostBlocks,
+                                                        const char* placement = "local_first") {
   hw::KvCacheConfig c;
   c.blockTokens = 16;
-  c.placement = "local_first";
+  c.placement = placement;
   c.prefixCaching = true;
   c.prefixCacheOffload = true;
   hw::KvTierCapacities capacities;
@@ -202,15 +203,8 @@ TEST(PrefixCacheOffload, AFullHostDropsItsLeastRecentlyUsedBlockAndAHitWithoutRo
 }
 
 TEST(PrefixCacheOffload, APlacementThatReadsTheHostUsesBlocksThatCannotComeBackWhereTheyAre) {
-  hw::KvCacheConfig c;
-  c.blockTokens = 16;
-  c.placement = "offload_to_host";
-  c.prefixCaching = true;
-  c.prefixCacheOffload = true;
-  hw::KvTierCapacities capacities;
-  capacities.localHbmBytes = 2 * kBlockBytes;
-  capacities.hostBytes = 4 * kBlockBytes;
-  hw::KvBlockAllocator kv(c, kShape, capacities, hw::makeKvPlacementPolicy(c.placement));
+  const auto cache = offloadingCacheOf(2, 4, "offload_to_host");
+  hw::KvBlockAllocator& kv = *cache;
   cachePrefix(kv, 1, 11, 32);
   ASSERT_TRUE(kv.admit(2, 32).ok);  // fills the chip: prefix 11's blocks go to the host
   EXPECT_EQ(kv.offloadedBlocks(), 2u);
