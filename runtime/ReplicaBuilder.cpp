@@ -200,12 +200,6 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
   for (const uint64_t free : frees) kvTokens = std::min(kvTokens, free / tokenBytes);
   const uint64_t kvCapacity = kvTokens * tokenBytes;
   hw::KvCacheConfig kvConfig = placement.kvCache;
-  if (m_scenario.scheduler.queuePolicy == SchedulerConfig::QueuePolicy::kLongestPrefix &&
-      !m_scenario.serving.prefixCaching) {
-    throw ConfigError(ErrorKind::kInvalidConfig, m_files.scenario,
-                      "'scenario.scheduler.queue_policy: longest_prefix' orders requests by their prompt tokens in "
-                      "the prefix cache: set scenario.serving.prefix_caching: true with it");
-  }
   if (m_scenario.serving.prefixCaching) {
     // A hit skips the prefill of whole blocks of every layer: window layers keep no such blocks.
     if (placement.disaggregation) {

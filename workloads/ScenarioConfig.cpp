@@ -316,6 +316,14 @@ const Schema<ScenarioConfig>& ScenarioConfig::schema() {
                       ErrorKind::kInvalidConfig,
                       fmt::format("'{}': conversations need closed_loop load (a user continues its own)", at.path()));
                 }
+                if (c.scheduler.queuePolicy == SchedulerConfig::QueuePolicy::kLongestPrefix &&
+                    !c.serving.prefixCaching) {
+                  const Node at = n.at("scheduler").at("queue_policy");
+                  at.fail(ErrorKind::kInvalidConfig,
+                          fmt::format("'{}: longest_prefix' orders requests by their prompt tokens in the prefix "
+                                      "cache: set serving.prefix_caching: true with it",
+                                      at.path()));
+                }
               });
   return s;
 }
