@@ -14,12 +14,15 @@ VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConf
       m_stats("vector_unit", "element-wise SIMD unit"),
       m_ops(m_stats.counter("ops", "", "vector transactions executed")),
       m_elementOps(m_stats.counter("element_ops", "op", "element operations executed")),
+      m_specialOps(m_stats.counter("special_ops", "op",
+                                   "of them, transcendental functions (on the special-function lanes where the unit "
+                                   "has them)")),
       m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the unit was occupied")),
       m_throttledTime(m_stats.counter("throttled_time", "s", "extra busy time from a DVFS clock below nominal")) {}
 
 sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const uint64_t n = op.kind == tlm::OpKind::kVector ? m_config.cycles(op.elementOps) : 0;
+  const uint64_t n = op.kind == tlm::OpKind::kVector ? m_config.cycles(op.elementOps, op.specialOps) : 0;
   if (n == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;
@@ -29,6 +32,7 @@ sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc
   m_throttledTime.add(m_clock->stretch(static_cast<double>(n), m_config.clockHz));
   m_ops.add();
   m_elementOps.add(op.elementOps);
+  m_specialOps.add(op.specialOps);
   m_busyCycles.add(static_cast<double>(n));
   m_activity.emit(tlm::Activity::kVectorOps, op.elementOps, op, start, m_busyUntil);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);

@@ -32,6 +32,7 @@ class VectorUnit : public TimedTarget {
   stats::Group m_stats;
   stats::Counter& m_ops;
   stats::Counter& m_elementOps;
+  stats::Counter& m_specialOps;
   stats::Counter& m_busyCycles;
   stats::Counter& m_throttledTime;
 };

@@ -56,7 +56,7 @@ void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* le
       .phase(planned.phase)
       .block(planned.block)
       .layer(planned.layer)
-      .elementOps(elementOps)
+      .elementOps(elementOps, elementOps > 0 ? planned.specialOps : 0.0)
       .dataToggle(m_plan->dataToggle);
   if (gemm != nullptr) op.shape(*gemm);
   return op.build(m_pool);

@@ -28,6 +28,7 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   LlmPhase phase = LlmPhase::kDecode;      ///< for per-phase statistics and power attribution
   OpBlock block = OpBlock::kOther;         ///< for per-layer-kind power attribution
   double elementOps = 0.0;                 ///< element operations of a kVector op
+  double specialOps = 0.0;                 ///< of elementOps, transcendental functions (the softmax's exp)
   uint64_t requestId = 0;                  ///< serving request this op belongs to (0: shared, e.g. weights)
   uint32_t layer = 0;                      ///< transformer layer index (0-based; layers = LM head)
   uint64_t tokenBegin = 0;                 ///< first token of a KV op's range within its request

@@ -63,8 +63,9 @@ class PayloadBuilder {
     m_op.shape = shape;
     return *this;
   }
-  PayloadBuilder& elementOps(double elementOps) {
+  PayloadBuilder& elementOps(double elementOps, double specialOps = 0.0) {
     m_op.elementOps = elementOps;
+    m_op.specialOps = specialOps;
     return *this;
   }
   PayloadBuilder& dataToggle(float dataToggle) {

@@ -454,6 +454,7 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
           g.m = padded;
         }
         op.vectorOps *= padding;
+        op.specialOps *= padding;
       }
       plan.ops.push_back(std::move(op));
     }

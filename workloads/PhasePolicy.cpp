@@ -37,7 +37,7 @@ double predictedCoreS(const hw::ChipConfig& chip, const CorePoints& points, cons
     for (const tlm::GemmShape& g : op.gemms) {
       tensorCycles += static_cast<double>(tc.gemmCycles(g, plan.computePrecision));
     }
-    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps));
+    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps, op.specialOps));
   }
   const double scale = points.frequencyScale.at(setting.point);
   return (tensorCycles / tc.clockHz + vectorCycles / chip.vectorUnit.clockHz) / scale;

@@ -28,6 +28,7 @@ using planning::u;
 // Element operations per element of the vector work (first-order operation counts).
 constexpr double kNormOps = 5.0;        // residual add, square, reduce, scale, multiply (RMSNorm)
 constexpr double kSoftmaxOps = 5.0;     // max, subtract, exp, sum, divide
+constexpr double kSoftmaxExps = 1.0;    // of them, transcendental: the exp (special-function lanes)
 constexpr double kActivationOps = 4.0;  // SiLU (about 3) and the gate multiply
 constexpr double kSamplingOps = 1.0;    // compare per logit (greedy argmax)
 constexpr double kRouterOps = 2.0;      // per router logit: softmax share and top-k compare
@@ -315,6 +316,8 @@ class StepPlanner::Builder {
         op.gemms.insert(op.gemms.end(), tail.begin(), tail.end());
         op.vectorOps += tailVector;
       }
+      // Every vector operation of attention is the softmax's.
+      op.specialOps = op.vectorOps * (kSoftmaxExps / kSoftmaxOps);
     }
   }
 

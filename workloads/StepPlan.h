@@ -51,6 +51,7 @@ struct PlannedOp {
   boost::container::small_vector<MemoryAccess, 2> accesses;
   boost::container::small_vector<tlm::GemmShape, 2> gemms;
   double vectorOps = 0.0;                        ///< element operations on the vector unit after the GEMMs
+  double specialOps = 0.0;                       ///< of vectorOps, transcendental functions (the softmax's exp)
   PlannedCollective after{};                     ///< run by the tensor-parallel group once this op has computed
   uint64_t sendNext = 0;                         ///< bytes sent to the same rank of the next pipeline stage after that
   tlm::LlmPhase phase = tlm::LlmPhase::kDecode;  ///< the phase its transactions are attributed to
