@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "hw/GemmOperands.h"
+#include "hw/GridSchedule.h"
 #include "tlm/Time.h"
 
 namespace scoville::hw {
@@ -56,7 +57,13 @@ void TensorCore::setActiveArrays(int arrays) {
 
 sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const uint64_t cycles = op.kind == tlm::OpKind::kGemm ? m_active.gemmCycles(op.shape, op.precision) : 0;
+  uint64_t cycles = op.kind == tlm::OpKind::kGemm ? m_active.gemmCycles(op.shape, op.precision, op.warpMma) : 0;
+  if (cycles > 0 && op.grid != nullptr) {
+    // A fused kernel's blocks on the compute units: idle units of its last wave and its longest
+    // blocks stretch the even spread.
+    cycles =
+        static_cast<uint64_t>(std::ceil(static_cast<double>(cycles) * gridStretch(*op.grid, m_active.computeUnits())));
+  }
   if (cycles == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;

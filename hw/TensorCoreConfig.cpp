@@ -81,6 +81,15 @@ const Schema<TensorCoreConfig>& TensorCoreConfig::schema() {
                    "cycles from issue to first result beyond the array's own fill and drain")
           .integer("operand_buffers", &TensorCoreConfig::operandBuffers, optional("2"), between(1, 64),
                    "weight-tile staging buffers (2 = double buffering: the next operands load during compute)")
+          .integer("units", &TensorCoreConfig::units, optional("0"), between(0, 4096),
+                   "compute units the arrays are grouped into (a GPU's SMs; count must divide evenly): a fused "
+                   "kernel's thread blocks are scheduled onto them (waves, unequal blocks); 0: every array is one")
+          .number("warp_mma_rate", &TensorCoreConfig::warpMmaRate, optional("1"), between(0.01, 1),
+                  "share of the array rate reached by GEMMs a kernel issues as warp-level MMA instructions "
+                  "(Hopper's mma.sync against wgmma; the attention kernel's `mma: warp`); 1: no difference")
+          .rule("units",
+                "tensor_core.units must divide tensor_core.count (the arrays are spread evenly over the units)",
+                [](const TensorCoreConfig& c) { return c.units == 0 || c.count % c.units == 0; })
           .choice(
               "impl", &TensorCoreConfig::impl,
               {{"tlm", TensorCoreImpl::kTlm}, {"rtl", TensorCoreImpl::kRtl}, {"lockstep", TensorCoreImpl::kLockstep}},
@@ -119,7 +128,7 @@ const Schema<TensorCoreConfig>& TensorCoreConfig::schema() {
   return s;
 }
 
-uint64_t TensorCoreConfig::gemmCycles(const tlm::GemmShape& shape, tlm::Precision p) const {
+uint64_t TensorCoreConfig::gemmCycles(const tlm::GemmShape& shape, tlm::Precision p, bool warpMma) const {
   const auto ceilDiv = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
   const double rate = macsPerCell.of(p);
   if (rate <= 0.0 || shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.count == 0) return 0;
@@ -127,7 +136,7 @@ uint64_t TensorCoreConfig::gemmCycles(const tlm::GemmShape& shape, tlm::Precisio
   const auto cols = static_cast<uint64_t>(arrayCols);
   // A rate below 1 (e.g. FP32 at quarter rate) stretches each tile; above 1 widens the array.
   const auto effectiveCols = static_cast<uint64_t>(std::max(1.0, std::floor(static_cast<double>(cols) * rate)));
-  const double slowdown = rate < 1.0 ? 1.0 / rate : 1.0;
+  const double slowdown = (rate < 1.0 ? 1.0 / rate : 1.0) / (warpMma ? warpMmaRate : 1.0);
   const uint64_t tiles = ceilDiv(shape.k, rows) * ceilDiv(shape.n, effectiveCols);
   const uint64_t perTile = operandBuffers >= 2 ? std::max(shape.m, rows) : shape.m + rows;
   const uint64_t rounds = ceilDiv(shape.count * tiles, static_cast<uint64_t>(count));

@@ -46,6 +46,12 @@ struct TensorCoreConfig {
   MacRates macsPerCell;
   int pipelineLatencyCycles = 0;
   int operandBuffers = 0;  ///< weight-tile staging buffers; 2 = double buffering
+  /// Compute units (a GPU's SMs) the arrays are grouped into, count / units each: a fused kernel's
+  /// thread blocks (tlm::WorkGrid) are scheduled onto them. 0: every array is a unit.
+  int units = 0;
+  /// The share of the array rate a GEMM issued as warp-level MMA instructions reaches (Hopper's
+  /// mma.sync against its warpgroup wgmma); 1: the full rate whatever the instruction.
+  double warpMmaRate = 1.0;
   TensorCoreImpl impl = TensorCoreImpl::kTlm;
   RtlCosimConfig rtl;
 
@@ -53,7 +59,10 @@ struct TensorCoreConfig {
   double peakFlops(tlm::Precision p) const;
   /// Cycles for one GEMM under the tensor core's timing model (hw/TensorCore.h); 0 when precision
   /// p is unsupported. The module and the phase policies' predictor both use it.
-  uint64_t gemmCycles(const tlm::GemmShape& shape, tlm::Precision p) const;
+  /// `warpMma`: issued as warp-level MMA, at warpMmaRate of the array rate.
+  uint64_t gemmCycles(const tlm::GemmShape& shape, tlm::Precision p, bool warpMma = false) const;
+  /// Compute units (units, or count when 0).
+  int computeUnits() const { return units > 0 ? units : count; }
   static const config::Schema<TensorCoreConfig>& schema();
 };
 

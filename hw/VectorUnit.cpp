@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/GridSchedule.h"
 #include "tlm/OpExtension.h"
 #include "tlm/Time.h"
 
 namespace scoville::hw {
 
-VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConfig& config)
+VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConfig& config, int computeUnits)
     : TimedTarget(name),
       m_config(config),
+      m_units(computeUnits),
       m_stats("vector_unit", "element-wise SIMD unit"),
       m_ops(m_stats.counter("ops", "", "vector transactions executed")),
       m_elementOps(m_stats.counter("element_ops", "op", "element operations executed")),
@@ -22,7 +24,11 @@ VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConf
 
 sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) {
   const tlm::OpExtension& op = tlm::opOf(payload);
-  const uint64_t n = op.kind == tlm::OpKind::kVector ? m_config.cycles(op.elementOps, op.specialOps) : 0;
+  uint64_t n = op.kind == tlm::OpKind::kVector ? m_config.cycles(op.elementOps, op.specialOps) : 0;
+  if (n > 0 && op.grid != nullptr) {
+    // The softmax of a fused kernel runs in its blocks, on the units they were scheduled onto.
+    n = static_cast<uint64_t>(std::ceil(static_cast<double>(n) * gridStretch(*op.grid, m_units)));
+  }
   if (n == 0) {
     payload.set_response_status(::tlm::TLM_COMMAND_ERROR_RESPONSE);
     return arrival;

@@ -15,7 +15,9 @@ namespace scoville::hw {
 /// Accepts kVector payloads; anything else gets TLM_COMMAND_ERROR_RESPONSE.
 class VectorUnit : public TimedTarget {
  public:
-  VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConfig& config);
+  /// Its lanes are spread over `computeUnits` compute units (a GPU's SMs, TensorCoreConfig::
+  /// computeUnits), which a fused kernel's blocks are scheduled onto.
+  VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConfig& config, int computeUnits = 1);
 
   const stats::Group& stats() const { return m_stats; }
   /// Runs on `clock` (DVFS lowers its scale); by default on a domain of its own, at the
@@ -26,6 +28,7 @@ class VectorUnit : public TimedTarget {
   sc_core::sc_time serve(::tlm::tlm_generic_payload& payload, const sc_core::sc_time& arrival) override;
 
   VectorUnitConfig m_config;
+  int m_units = 1;
   sc_core::sc_time m_busyUntil = sc_core::SC_ZERO_TIME;
   tlm::ClockDomain m_nominalClock;
   const tlm::ClockDomain* m_clock = &m_nominalClock;

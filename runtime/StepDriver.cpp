@@ -59,6 +59,7 @@ void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* le
       .elementOps(elementOps, elementOps > 0 ? planned.specialOps : 0.0)
       .dataToggle(m_plan->dataToggle);
   if (gemm != nullptr) op.shape(*gemm);
+  if (gemm != nullptr || elementOps > 0) op.kernel(planned.warpMma && gemm != nullptr, planned.grid.get());
   return op.build(m_pool);
 }
 

@@ -10,6 +10,7 @@
 
 #include "tlm/OpTypes.h"
 #include "tlm/Precision.h"
+#include "tlm/WorkGrid.h"
 
 namespace scoville::tlm {
 
@@ -29,12 +30,17 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   OpBlock block = OpBlock::kOther;         ///< for per-layer-kind power attribution
   double elementOps = 0.0;                 ///< element operations of a kVector op
   double specialOps = 0.0;                 ///< of elementOps, transcendental functions (the softmax's exp)
-  uint64_t requestId = 0;                  ///< serving request this op belongs to (0: shared, e.g. weights)
-  uint32_t layer = 0;                      ///< transformer layer index (0-based; layers = LM head)
-  uint64_t tokenBegin = 0;                 ///< first token of a KV op's range within its request
-  uint64_t tokenCount = 0;                 ///< tokens of a KV op's range
-  int32_t srcChip = 0;                     ///< chip that issued the transaction
-  int32_t dstChip = 0;                     ///< chip that serves it (kSend: the receiving chip)
+  /// kGemm: issued as warp-level MMA instructions (TensorCoreConfig::warpMmaRate).
+  bool warpMma = false;
+  /// kGemm, kVector: part of a fused kernel whose thread blocks are scheduled onto the compute
+  /// units (hw/GridSchedule.h); null: the work spreads evenly. Owned by the plan, which outlives it.
+  const WorkGrid* grid = nullptr;
+  uint64_t requestId = 0;   ///< serving request this op belongs to (0: shared, e.g. weights)
+  uint32_t layer = 0;       ///< transformer layer index (0-based; layers = LM head)
+  uint64_t tokenBegin = 0;  ///< first token of a KV op's range within its request
+  uint64_t tokenCount = 0;  ///< tokens of a KV op's range
+  int32_t srcChip = 0;      ///< chip that issued the transaction
+  int32_t dstChip = 0;      ///< chip that serves it (kSend: the receiving chip)
   /// kSend of a mirrored collective group (runtime::CollectiveGroup): not null, the message
   /// stands for one from every chip of the list, in list order, to the chip `rotationShift`
   /// places after it in the list (srcChip is the list's first, dstChip the one it sends to). Only

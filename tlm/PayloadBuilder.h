@@ -68,6 +68,12 @@ class PayloadBuilder {
     m_op.specialOps = specialOps;
     return *this;
   }
+  /// The fused kernel a GEMM or vector op belongs to (OpExtension::warpMma, grid).
+  PayloadBuilder& kernel(bool warpMma, const WorkGrid* grid) {
+    m_op.warpMma = warpMma;
+    m_op.grid = grid;
+    return *this;
+  }
   PayloadBuilder& dataToggle(float dataToggle) {
     m_op.dataToggle = dataToggle;
     return *this;

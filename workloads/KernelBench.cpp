@@ -290,11 +290,23 @@ const Schema<KernelDataset>& KernelDataset::schema() {
                          "how `scoville calibrate-power` fits the platform chip's energy constants on the power points")
           .optionalChild("timing_fit", &KernelDataset::timingFit, TimingFitSpec::schema(),
                          "which kernels train the chip's launch gap (`scoville kernels` fits it and predicts the rest)")
+          .optionalChild("attention_kernel", &KernelDataset::attentionKernel, AttentionKernelConfig::schema(),
+                         "the attention kernel the attention kernels ran (tiles, MMA, flash-decoding); absent: exact "
+                         "GEMMs padded to each kernel's query_block")
           .check("ids are unique and power loads name kernels", [](const KernelDataset& d, const Node& n) {
             checkUniqueIds(d.kernels, n.at("kernels"), "kernel");
             if (!d.power.empty()) checkUniqueIds(d.power, n.at("power"), "power");
             std::set<std::string> kernels;
             for (const MeasuredKernel& k : d.kernels) kernels.insert(k.id);
+            if (d.attentionKernel) {
+              // The kernel's tiles set the query blocks; a kernel's own would contradict them.
+              for (std::size_t i = 0; i < d.kernels.size(); ++i) {
+                n.at("kernels").at(i).rejectIfGiven(
+                    "query_block",
+                    "is set by the dataset's attention_kernel (its query_block and split_kv's); "
+                    "drop one of them");
+              }
+            }
             for (std::size_t i = 0; i < d.power.size(); ++i) {
               const MeasuredPower& p = d.power[i];
               if (!p.kernel.empty() && kernels.count(p.kernel) == 0) {
@@ -396,7 +408,8 @@ KernelDataset loadKernelDataset(const std::string& file) {
   return KernelDataset::schema().parse(config::loadConfigFile("kernels", file));
 }
 
-StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
+StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip,
+                    const std::optional<AttentionKernelConfig>& attention) {
   StepPlan plan;
   plan.batch = u64(k.batch);
   const double tile = chip.sram.bufferBytes();
@@ -429,7 +442,8 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
                      u64(k.n), u64(k.m), 0.0, tlm::bitsPerElement(k.precision), 1, tile);
   } else {
     const ModelConfig model = attentionModel(k);
-    const StepPlanner planner(model, chip, ModelShard{});
+    StepPlanner planner(model, chip, ModelShard{});
+    planner.setAttentionKernel(attention);
     StepBatch batch;
     const bool decode = k.kind == KernelKind::kAttentionDecode;
     const uint64_t perSequence = (u64(k.context) + 1) * planner.kvBytesPerTokenPerLayer();
@@ -445,8 +459,8 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip) {
     // the block, on the tensor core and in the softmax alike.
     const auto block = static_cast<uint64_t>(k.queryBlock);
     for (PlannedOp& op : full.ops) {
-      if (op.name != "attention") continue;
-      if (block > 1) {
+      if (op.name != "attention" && op.name != "attention_combine") continue;
+      if (block > 1 && !attention) {
         double padding = 1.0;
         for (tlm::GemmShape& g : op.gemms) {
           const uint64_t padded = (g.m + block - 1) / block * block;

@@ -134,6 +134,9 @@ struct KernelDataset {
   std::vector<MeasuredPower> power;
   std::optional<PowerFitSpec> powerFit;
   std::optional<TimingFitSpec> timingFit;
+  /// The attention kernel the attention kernels were timed with (its tiles, MMA, flash-decoding);
+  /// absent: attention is planned as exact GEMMs (padded to each kernel's query_block).
+  std::optional<AttentionKernelConfig> attentionKernel;
 
   static const config::Schema<KernelDataset>& schema();
 };
@@ -144,7 +147,9 @@ KernelDataset loadKernelDataset(const std::string& file);
 
 /// The kernel's work on `chip` as a one-step plan (its totals filled: bytesMoved, flops,
 /// vectorOps). Throws ConfigError kInvalidConfig when the chip cannot run it (precision).
-StepPlan planKernel(const MeasuredKernel& kernel, const hw::ChipConfig& chip);
+/// Attention kernels are laid out as `attention` does (KernelDataset::attentionKernel), when given.
+StepPlan planKernel(const MeasuredKernel& kernel, const hw::ChipConfig& chip,
+                    const std::optional<AttentionKernelConfig>& attention = std::nullopt);
 
 /// The class a kernel is summarised under: "hbm", "attention_decode", "attention_prefill", and
 /// GEMMs by precision and by the bound of their roofline on `chip` (`plan` is the kernel's):

@@ -7,7 +7,7 @@ using config::required;
 using config::Schema;
 
 double SoftwareStackConfig::computeEfficiency(const std::string& opName) const {
-  if (opName == "attention") return attentionEfficiency;
+  if (opName == "attention" || opName == "attention_combine") return attentionEfficiency;
   if (opName == "experts") return moeEfficiency;
   return gemmEfficiency;
 }

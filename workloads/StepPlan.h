@@ -8,6 +8,8 @@
 
 #include <boost/container/small_vector.hpp>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +17,8 @@
 #include "hw/chip/ChipConfig.h"
 #include "hw/kv/KvBlockAllocator.h"
 #include "tlm/OpTypes.h"
+#include "tlm/WorkGrid.h"
+#include "workloads/AttentionKernel.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/Speculative.h"
@@ -50,8 +54,12 @@ struct PlannedOp {
   // step builds hundreds of tiles).
   boost::container::small_vector<MemoryAccess, 2> accesses;
   boost::container::small_vector<tlm::GemmShape, 2> gemms;
-  double vectorOps = 0.0;                        ///< element operations on the vector unit after the GEMMs
-  double specialOps = 0.0;                       ///< of vectorOps, transcendental functions (the softmax's exp)
+  double vectorOps = 0.0;   ///< element operations on the vector unit after the GEMMs
+  double specialOps = 0.0;  ///< of vectorOps, transcendental functions (the softmax's exp)
+  /// A fused kernel's (an attention kernel's, AttentionKernelConfig): its GEMMs are warp-level MMA,
+  /// and its GEMMs and vector work run in the thread blocks of `grid` (shared by the kernel's tiles).
+  bool warpMma = false;
+  std::shared_ptr<const tlm::WorkGrid> grid;
   PlannedCollective after{};                     ///< run by the tensor-parallel group once this op has computed
   uint64_t sendNext = 0;                         ///< bytes sent to the same rank of the next pipeline stage after that
   tlm::LlmPhase phase = tlm::LlmPhase::kDecode;  ///< the phase its transactions are attributed to
@@ -217,6 +225,12 @@ class StepPlanner {
   /// pp 1. setKvBase() then puts both planners' KV above its weights.
   StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard, const DraftLayout& draft);
 
+  /// Plans GQA attention as `kernel` lays it out (padded query and KV blocks, thread blocks on the
+  /// chip's SMs, flash-decoding): a software stack's or a kernel dataset's. nullopt: exact GEMMs.
+  /// MLA attention is planned as before either way.
+  void setAttentionKernel(std::optional<AttentionKernelConfig> kernel) { m_attentionKernel = std::move(kernel); }
+  const std::optional<AttentionKernelConfig>& attentionKernel() const { return m_attentionKernel; }
+
   /// Moves the KV space to `address` (at least the first address above the weights): a target's
   /// to above its draft's weights.
   void setKvBase(uint64_t address);
@@ -295,6 +309,7 @@ class StepPlanner {
   uint64_t m_inputProjection = 0;
   uint64_t m_inputProjectionK = 0;
   bool m_draft = false;
+  std::optional<AttentionKernelConfig> m_attentionKernel;
 };
 
 }  // namespace scoville::workload

@@ -10,16 +10,27 @@ namespace scoville::workload {
 
 tlm::OpBlock blockOf(const std::string& opName) {
   static const std::map<std::string, tlm::OpBlock> kBlocks{
-      {"embedding", tlm::OpBlock::kEmbedding}, {"norm", tlm::OpBlock::kAttention},
-      {"qkv_proj", tlm::OpBlock::kAttention},  {"q_down", tlm::OpBlock::kAttention},
-      {"q_up", tlm::OpBlock::kAttention},      {"kv_down", tlm::OpBlock::kAttention},
-      {"kv_up", tlm::OpBlock::kAttention},     {"v_absorb", tlm::OpBlock::kAttention},
-      {"attention", tlm::OpBlock::kAttention}, {"o_proj", tlm::OpBlock::kAttention},
-      {"ffn_up", tlm::OpBlock::kDenseFfn},     {"ffn_down", tlm::OpBlock::kDenseFfn},
-      {"router", tlm::OpBlock::kMoe},          {"experts", tlm::OpBlock::kMoe},
-      {"shared_up", tlm::OpBlock::kMoe},       {"shared_down", tlm::OpBlock::kMoe},
-      {"moe_combine", tlm::OpBlock::kMoe},     {"dispatch", tlm::OpBlock::kMoe},
-      {"combine", tlm::OpBlock::kMoe},         {"lm_head", tlm::OpBlock::kLmHead},
+      {"embedding", tlm::OpBlock::kEmbedding},
+      {"norm", tlm::OpBlock::kAttention},
+      {"qkv_proj", tlm::OpBlock::kAttention},
+      {"q_down", tlm::OpBlock::kAttention},
+      {"q_up", tlm::OpBlock::kAttention},
+      {"kv_down", tlm::OpBlock::kAttention},
+      {"kv_up", tlm::OpBlock::kAttention},
+      {"v_absorb", tlm::OpBlock::kAttention},
+      {"attention", tlm::OpBlock::kAttention},
+      {"o_proj", tlm::OpBlock::kAttention},
+      {"attention_combine", tlm::OpBlock::kAttention},
+      {"ffn_up", tlm::OpBlock::kDenseFfn},
+      {"ffn_down", tlm::OpBlock::kDenseFfn},
+      {"router", tlm::OpBlock::kMoe},
+      {"experts", tlm::OpBlock::kMoe},
+      {"shared_up", tlm::OpBlock::kMoe},
+      {"shared_down", tlm::OpBlock::kMoe},
+      {"moe_combine", tlm::OpBlock::kMoe},
+      {"dispatch", tlm::OpBlock::kMoe},
+      {"combine", tlm::OpBlock::kMoe},
+      {"lm_head", tlm::OpBlock::kLmHead},
   };
   const auto it = kBlocks.find(opName);
   return it == kBlocks.end() ? tlm::OpBlock::kOther : it->second;

@@ -10,7 +10,7 @@ Chip::Chip(const sc_core::sc_module_name& name, const ChipConfig& config)
       m_powerManager("power_manager", config.power ? &*config.power : nullptr, config.tensorCore.count,
                      [this](int arrays) { setActiveTensorArrays(arrays); }),
       m_interconnect("interconnect", config.interconnect, config.sram.capacityBytes),
-      m_vectorUnit("vector_unit", config.vectorUnit),
+      m_vectorUnit("vector_unit", config.vectorUnit, config.tensorCore.computeUnits()),
       m_hbm("hbm", config.hbm),
       m_sram("sram", config.sram),
       m_commandProcessor("command_processor", config.commandProcessor),
