@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "test/support/Subprocess.h"
 
@@ -122,6 +124,55 @@ TEST(KernelsCli, ASoftwareStackStretchesComputeAndMemoryAsInServingRuns) {
     EXPECT_NEAR(b["kernels"][i]["simulated_s"].get<double>() / a["kernels"][i]["simulated_s"].get<double>(), 2.0, 0.05);
   }
   EXPECT_TRUE(b["power"].empty()) << "--only compares no power";
+}
+
+// An attention_kernel lays the attention kernels out as that kernel runs them, and the chip's
+// mechanisms time it (docs/validation.md#the-attention-kernel-2026-12-07): padded blocks, warp MMA
+// and the thread blocks' schedule make the prefill slower than exact GEMMs; the chip's warp MMA rate
+// and its special-function lanes each matter, end to end through the modules.
+TEST(KernelsCli, AnAttentionKernelsLayoutAndTheChipsMechanismsTimeTheAttentionKernels) {
+  TempDir dir;
+  writeFile(dir.file("k.yaml"), kDataset);
+  std::string withKernel = kDataset;
+  withKernel.replace(withKernel.find("kernels:\n"), 9,
+                     "attention_kernel: {name: fa2, mma: warp, query_block: 128, kv_block: 64, blocks_per_unit: 2,\n"
+                     "  split_kv: {query_block: 64, kv_block: 128, blocks_per_unit: 2}}\nkernels:\n");
+  writeFile(dir.file("fa2.yaml"), withKernel);
+  const auto prefillAndDecode = [&](const std::string& file, const std::string& out,
+                                    std::vector<std::string> sets) -> std::pair<double, double> {
+    std::vector<std::string> args = {"kernels", dir.file(file), "--out",         dir.file(out),
+                                     "-q",      "--only",       "decode,prefill"};
+    for (const std::string& s : sets) {
+      args.push_back("--set");
+      args.push_back("platform.chip_types[0]." + s);
+    }
+    const ProcessResult r = runScoville(args);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    const Json k = Json::parse(readFile(dir.file(out + "/kernels.json")));
+    return {k["kernels"][6]["simulated_s"].get<double>(), k["kernels"][5]["simulated_s"].get<double>()};
+  };
+  const auto exact = prefillAndDecode("k.yaml", "a", {});
+  const auto fa2 = prefillAndDecode("fa2.yaml", "b", {});
+  const auto fullRate = prefillAndDecode("fa2.yaml", "c", {"tensor_core.warp_mma_rate=1"});
+  const auto noSfu = prefillAndDecode("fa2.yaml", "d", {"vector_unit.special_function_lanes=0"});
+  EXPECT_GT(fa2.first, 1.3 * exact.first) << "prefill: padded blocks at mma.sync's rate, scheduled on the SMs";
+  EXPECT_LT(fullRate.first, fa2.first) << "the chip's warp MMA rate";
+  EXPECT_LT(noSfu.first, fa2.first) << "exps on the 16 units per SM take longer than on the 128 lanes";
+  // Decode at batch 8 streams its KV whatever the kernel: memory-bound, within 20%.
+  EXPECT_NEAR(fa2.second / exact.second, 1.0, 0.2);
+  // Bad input: an unknown MMA kind, a misspelt key.
+  std::string bad = withKernel;
+  bad.replace(bad.find("mma: warp"), 9, "mma: wrap");
+  writeFile(dir.file("bad.yaml"), bad);
+  ProcessResult refused = runScoville({"kernels", dir.file("bad.yaml"), "--out", dir.file("x")});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("attention_kernel.mma"), std::string::npos) << refused.err;
+  bad = withKernel;
+  bad.replace(bad.find("kv_block: 64"), 12, "kv_blocks: 64");
+  writeFile(dir.file("bad.yaml"), bad);
+  refused = runScoville({"kernels", dir.file("bad.yaml"), "--out", dir.file("x")});
+  EXPECT_EQ(refused.exitCode, 2);
+  EXPECT_NE(refused.err.find("kv_blocks"), std::string::npos) << refused.err;
 }
 
 // timing_load sustained: each kernel is timed under the chip's rated-power limiter in its steady
