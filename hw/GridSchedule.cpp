@@ -12,7 +12,8 @@ namespace {
 
 /// One unit under processor sharing: its resident blocks' finish levels of attained service (a
 /// block that arrives when the unit has given each resident `level` iterations, with w to do,
-/// finishes at level + w; the level rises at 1 / residents per unit of time).
+/// finishes at level + w; the level rises at 1 / max(residents, slots) per unit of time: a block
+/// alone issues at 1 / slots of the unit).
 struct Unit {
   std::priority_queue<double, std::vector<double>, std::greater<>> finish;
   double level = 0.0;
@@ -42,13 +43,13 @@ double gridMakespan(const tlm::WorkGrid& grid, int units) {
   using Event = std::pair<double, std::size_t>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   const auto advance = [&](Unit& u, double now) {
-    if (!u.finish.empty()) u.level += (now - u.time) / static_cast<double>(u.finish.size());
+    if (!u.finish.empty()) u.level += (now - u.time) / static_cast<double>(std::max(u.finish.size(), slots));
     u.time = now;
   };
   const auto schedule = [&](std::size_t i) {
     const Unit& u = unit[i];
     if (u.finish.empty()) return;
-    events.emplace(u.time + (u.finish.top() - u.level) * static_cast<double>(u.finish.size()), i);
+    events.emplace(u.time + (u.finish.top() - u.level) * static_cast<double>(std::max(u.finish.size(), slots)), i);
   };
   // The first wave: slot 0 of every unit in order, then slot 1, ...
   double work = 0.0;
@@ -62,7 +63,7 @@ double gridMakespan(const tlm::WorkGrid& grid, int units) {
     events.pop();
     Unit& u = unit[i];
     if (u.finish.empty()) continue;
-    const double due = u.time + (u.finish.top() - u.level) * static_cast<double>(u.finish.size());
+    const double due = u.time + (u.finish.top() - u.level) * static_cast<double>(std::max(u.finish.size(), slots));
     if (due != at) continue;  // stale: the unit's residents changed since
     advance(u, at);
     // Every block due at this level finishes now; each freed slot takes the next block.

@@ -50,17 +50,23 @@ TEST(GridSchedule, FreedSlotsTakeTheNextBlockInLaunchOrder) {
   EXPECT_DOUBLE_EQ(hw::gridStretch(g, 2), 6.0 / 5.0);
 }
 
-TEST(GridSchedule, ResidentBlocksShareTheirUnit) {
-  // Blocks of 4 and 8 on one unit with two slots: together at half speed until the first is done
-  // at 8, then the second's last 4 alone: 12, the unit's whole work.
-  EXPECT_DOUBLE_EQ(hw::gridMakespan(grid({{1, 4}, {1, 8}}, 2), 1), 12.0);
+TEST(GridSchedule, ResidentBlocksShareTheirUnitAndALoneBlockIssuesAtItsShare) {
+  // Blocks of 4 and 8 on one unit with two slots: each at half the unit's rate until the first is
+  // done at 8; the second's last 4 then run alone, still at half: 8 more, 16.
+  EXPECT_DOUBLE_EQ(hw::gridMakespan(grid({{1, 4}, {1, 8}}, 2), 1), 16.0);
+  // One slot: a lone block has the whole unit, 4 then 8.
+  EXPECT_DOUBLE_EQ(hw::gridMakespan(grid({{1, 4}, {1, 8}}, 1), 1), 12.0);
+  // Three blocks of 6 on one unit with two slots: two at half speed to 12, the third alone at half
+  // to 24; the unit's work evenly would be 18.
+  EXPECT_DOUBLE_EQ(hw::gridMakespan(grid({{3, 6}}, 2), 1), 24.0);
   // A causal grid, 8 row blocks of 2, 4, ..., 16 iterations on 4 units with two slots: the first
-  // wave fills slot 0 with 2, 4, 6, 8 and slot 1 with 10, 12, 14, 16, so unit 3 holds 8 + 16.
+  // wave fills slot 0 with 2, 4, 6, 8 and slot 1 with 10, 12, 14, 16, so unit 3 holds 8 and 16:
+  // 8 done at 16, the 16's other 8 alone at half speed, 32 (the even spread: 18).
   tlm::WorkGrid causal;
   causal.slotsPerUnit = 2;
   for (uint32_t j = 1; j <= 8; ++j) causal.add(1, 2 * j);
-  EXPECT_DOUBLE_EQ(hw::gridMakespan(causal, 4), 24.0);
-  EXPECT_DOUBLE_EQ(hw::gridStretch(causal, 4), 24.0 / (72.0 / 4.0));
+  EXPECT_DOUBLE_EQ(hw::gridMakespan(causal, 4), 32.0);
+  EXPECT_DOUBLE_EQ(hw::gridStretch(causal, 4), 32.0 / (72.0 / 4.0));
 }
 
 TEST(GridSchedule, AnEmptyGridOrNoUnitsStretchesNothing) {
