@@ -29,7 +29,8 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
                                                    static_cast<uint64_t>(model.routedExperts)));
     }
   }
-  const StepPlanner planner(model, chip, shard);
+  StepPlanner planner(model, chip, shard);
+  if (scenario.stack) planner.setAttentionKernel(scenario.stack->attentionKernel);
   const int tp = planner.shard().tp;
   // Each request's KV cache holds context + tokens per layer after the step, requests side by
   // side within a layer's region. As the serving cache (ReplicaBuilder::kvShape), a sliding-window

@@ -7,6 +7,8 @@
 #include <limits>
 #include <optional>
 
+#include "hw/GridSchedule.h"
+
 namespace scoville::workload {
 
 const char* stepPhaseName(StepPhase phase) {
@@ -34,10 +36,12 @@ double predictedCoreS(const hw::ChipConfig& chip, const CorePoints& points, cons
   double tensorCycles = 0.0;
   double vectorCycles = 0.0;
   for (const PlannedOp& op : plan.ops) {
+    // A fused kernel's work is stretched by its blocks' schedule, as the modules time it.
+    const double stretch = op.grid ? hw::gridStretch(*op.grid, tc.computeUnits()) : 1.0;
     for (const tlm::GemmShape& g : op.gemms) {
-      tensorCycles += static_cast<double>(tc.gemmCycles(g, plan.computePrecision));
+      tensorCycles += static_cast<double>(tc.gemmCycles(g, plan.computePrecision, op.warpMma)) * stretch;
     }
-    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps, op.specialOps));
+    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps, op.specialOps)) * stretch;
   }
   const double scale = points.frequencyScale.at(setting.point);
   return (tensorCycles / tc.clockHz + vectorCycles / chip.vectorUnit.clockHz) / scale;

@@ -13,26 +13,28 @@ double SoftwareStackConfig::computeEfficiency(const std::string& opName) const {
 }
 
 nlohmann::ordered_json SoftwareStackConfig::toJson(const std::string& givenAs) const {
-  return {{"name", name},
-          {"given_as", givenAs},
-          {"framework", framework},
-          {"hardware", hardware},
-          {"gemm_efficiency", gemmEfficiency},
-          {"attention_efficiency", attentionEfficiency},
-          {"moe_efficiency", moeEfficiency},
-          {"memory_efficiency", memoryEfficiency},
-          {"mixed_input_efficiency", mixedInputEfficiency},
-          {"collective_latency_s", collectiveLatencyS},
-          {"step_overhead_s", stepOverheadS},
-          {"kernel_launch_s", kernelLaunchS},
-          {"request_overhead_s", requestOverheadS},
-          {"request_overhead_per_token_s", requestOverheadPerTokenS}};
+  nlohmann::ordered_json out = {{"name", name},
+                                {"given_as", givenAs},
+                                {"framework", framework},
+                                {"hardware", hardware},
+                                {"gemm_efficiency", gemmEfficiency},
+                                {"attention_efficiency", attentionEfficiency},
+                                {"moe_efficiency", moeEfficiency},
+                                {"memory_efficiency", memoryEfficiency},
+                                {"mixed_input_efficiency", mixedInputEfficiency},
+                                {"collective_latency_s", collectiveLatencyS},
+                                {"step_overhead_s", stepOverheadS},
+                                {"kernel_launch_s", kernelLaunchS},
+                                {"request_overhead_s", requestOverheadS},
+                                {"request_overhead_per_token_s", requestOverheadPerTokenS}};
+  if (attentionKernel) out["attention_kernel"] = attentionKernel->name;
+  return out;
 }
 
 bool SoftwareStackConfig::ideal() const {
   return gemmEfficiency == 1.0 && attentionEfficiency == 1.0 && moeEfficiency == 1.0 && memoryEfficiency == 1.0 &&
          mixedInputEfficiency == 1.0 && collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0 &&
-         requestOverheadS == 0.0 && requestOverheadPerTokenS == 0.0;
+         requestOverheadS == 0.0 && requestOverheadPerTokenS == 0.0 && !attentionKernel;
 }
 
 const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
@@ -78,7 +80,10 @@ const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
                     "one after another, each starting this long after the previous one and its collective end, "
                     "and its loads wait for that start (a GPU stream); 0: tiles stream across ops")
           .textList("calibrated_on", &SoftwareStackConfig::calibratedOn, optional("[]"),
-                    "the validation points (dataset ids) its values were fitted to");
+                    "the validation points (dataset ids) its values were fitted to")
+          .optionalChild("attention_kernel", &SoftwareStackConfig::attentionKernel, AttentionKernelConfig::schema(),
+                         "the stack's attention kernel: the step planners lay GQA attention out as it does (tiles, "
+                         "MMA, flash-decoding) and the chip's modules time it; absent: exact GEMMs");
   return s;
 }
 

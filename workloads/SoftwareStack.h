@@ -23,6 +23,9 @@
 //     prompt tokens after it was sent (ServingFrontEnd): the front end's path (HTTP, tokenisation,
 //     hand-over to the engine, and the first token's way back, which shifts every token of the
 //     request alike and so is folded in here); TTFT and E2E include it, TPOT does not;
+//   - `attention_kernel`: the step planners lay GQA attention out as that kernel does (padded
+//     query and KV blocks, its thread blocks scheduled on the chip's SMs, warp MMA, flash-decoding;
+//     workloads/AttentionKernel.h), which the chip's modules then time;
 //   - with `kernel_launch` > 0 the step runs as kernels launched one after another on one stream,
 //     as a GPU does: a kernel (the consecutive tiles of one op class of one layer) starts
 //     `kernel_launch` after the previous kernel and the collective after it have ended, and its
@@ -31,12 +34,14 @@
 // The stretch is idle time of the unit: it draws static power only.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "config/Schema.h"
+#include "workloads/AttentionKernel.h"
 
 namespace scoville::workload {
 
@@ -56,6 +61,9 @@ struct SoftwareStackConfig {
   double requestOverheadS = 0.0;          ///< front end, per request: sent -> at the scheduler
   double requestOverheadPerTokenS = 0.0;  ///< front end, per prompt token (tokenisation)
   std::vector<std::string> calibratedOn;  ///< validation point ids its values were fitted to
+  /// The stack's attention kernel, as the step planners lay GQA attention out (AttentionKernel.h);
+  /// absent: exact GEMMs spread evenly over the arrays.
+  std::optional<AttentionKernelConfig> attentionKernel;
 
   /// The compute efficiency of an op class (PlannedOp::name).
   double computeEfficiency(const std::string& opName) const;

@@ -228,6 +228,29 @@ TEST_F(SoftwareStackCliTest, AWarmupBarrierNeedsAClosedLoop) {
   EXPECT_NE(r.err.find("closed_loop"), std::string::npos) << r.err;
 }
 
+// A stack's attention kernel: the planners lay GQA attention out as FlashAttention 2 does (padded
+// blocks at mma.sync's rate, the thread blocks on the SMs, flash-decoding's combine kernel), so on a
+// Hopper chip the prefill and the decode steps both take longer than exact GEMMs; the report echoes
+// the kernel. On jalapeno (no SMs declared, no warp MMA rate) only the padding remains.
+TEST_F(SoftwareStackCliTest, AnAttentionKernelLaysAttentionOutAsThatKernelRunsIt) {
+  const std::string fa2 =
+      "attention_kernel:\n  name: fa2\n  mma: warp\n  query_block: 128\n  kv_block: 64\n  blocks_per_unit: 2\n"
+      "  split_kv: {query_block: 64, kv_block: 128, blocks_per_unit: 2}\n";
+  const Json none = run("ak-none", {}, "h100-hgx8");
+  const Json kernel = run("ak-fa2", {stack("fa2", fa2)}, "h100-hgx8");
+  ASSERT_FALSE(none.empty() || kernel.empty());
+  EXPECT_EQ(kernel["inputs"]["software_stack"]["attention_kernel"], "fa2");
+  EXPECT_FALSE(none["inputs"].contains("software_stack") &&
+               none["inputs"]["software_stack"].contains("attention_kernel"));
+  EXPECT_GT(ix(kernel, "median_ttft"), ix(none, "median_ttft"));
+  EXPECT_GT(tpot(kernel), tpot(none));
+  const ProcessResult bad =
+      runScoville({"run", "-q", "-m", "tiny-dense", "-s", "inferencex-1k1k", "--out", dir.file("ak-bad"), "--set",
+                   stack("bad", "attention_kernel: {name: x, query_blok: 64}\n")});
+  EXPECT_EQ(bad.exitCode, 2) << bad.err;
+  EXPECT_NE(bad.err.find("query_blok"), std::string::npos) << bad.err;
+}
+
 TEST_F(SoftwareStackCliTest, BadProfilesAreRefusedNamingTheKey) {
   const auto rejected = [&](const std::string& name, const std::string& set, const std::string& key) {
     const ProcessResult r =
