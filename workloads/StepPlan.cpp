@@ -394,30 +394,27 @@ class StepPlanner::Builder {
           grid->add(static_cast<uint32_t>(d.rowBlocks), static_cast<uint32_t>(d.kvBlocks));
       }
     }
-    // Prefill: every query head's chunk in row blocks; block j sees the causal KV of its last row.
-    for (uint64_t h = 0; h < group * kvHeads; ++h) {
-      for (const StepSequence& s : b.sequences) {
-        if (s.decodes()) continue;
-        for (uint64_t j = 0; j * qBlock < s.tokens; ++j) {
-          const uint64_t last = s.context + std::min(s.tokens, (j + 1) * qBlock);
-          const uint64_t first = w > 0 && s.context + j * qBlock + 1 > w ? s.context + j * qBlock + 1 - w : 0;
-          grid->add(1, static_cast<uint32_t>(kvIterations(first, last, kvBlock)));
-        }
-      }
-    }
+    // Prefill: every query head's chunk in row blocks; block j sees the causal KV of its last row
+    // (from its first row's window start).
+    std::vector<uint32_t> rowBlockIterations;  // every prefilling sequence's row blocks, in order
     for (const StepSequence& s : b.sequences) {
       if (s.decodes()) continue;
       uint64_t iterations = 0;
       for (uint64_t j = 0; j * qBlock < s.tokens; ++j) {
         const uint64_t last = s.context + std::min(s.tokens, (j + 1) * qBlock);
         const uint64_t first = w > 0 && s.context + j * qBlock + 1 > w ? s.context + j * qBlock + 1 - w : 0;
-        iterations += kvIterations(first, last, kvBlock);
+        rowBlockIterations.push_back(static_cast<uint32_t>(kvIterations(first, last, kvBlock)));
+        iterations += rowBlockIterations.back();
       }
       const uint64_t heads = group * kvHeads;
       tail.push_back(tlm::GemmShape{qBlock, iterations * kvBlock, headDim, heads});  // scores = q K^T
       tail.push_back(tlm::GemmShape{qBlock, headDim, iterations * kvBlock, heads});  // out = p V
       tailScores +=
           static_cast<double>(qBlock * iterations * kvBlock * heads) + sinks * static_cast<double>(s.tokens * heads);
+    }
+    // FlashAttention's grid (row block, sequence, head): heads outermost.
+    for (uint64_t h = 0; h < group * kvHeads && !rowBlockIterations.empty(); ++h) {
+      for (const uint32_t iterations : rowBlockIterations) grid->add(1, iterations);
     }
     std::vector<ContextGemm> decode;
     for (const auto& [rows, span] : decodeSpans) {
