@@ -6,6 +6,8 @@
 // kernel after (flash-decoding). Absent, attention is planned as exact GEMMs spread evenly over
 // the arrays. The chip supplies the hardware side: TensorCoreConfig::units (the SMs the blocks
 // are scheduled onto) and warpMmaRate; VectorUnitConfig::specialFunctionLanes (the softmax's exp).
+// A chip whose tensor core is the RTL co-simulation (impl rtl, lockstep) times the padded GEMMs as
+// its arrays do, without warp MMA or the grid.
 
 #include <cstdint>
 #include <optional>
