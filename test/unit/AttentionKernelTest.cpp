@@ -1,7 +1,7 @@
 // The attention kernel's mechanisms (workloads/AttentionKernel.h): a fused kernel's thread blocks on
 // the compute units (hw/GridSchedule.h), warp-level MMA, the softmax's exp on special-function lanes,
 // FlashAttention 2's split heuristic, and the planner's layout of its tiles. Closed forms, no
-// simulation; tests/golden/KernelsGoldenTest.cpp holds the H200 measurements against all of it.
+// simulation; test/golden/KernelsGoldenTest.cpp holds the H200 measurements against all of it.
 #include <gtest/gtest.h>
 
 #include <string>
