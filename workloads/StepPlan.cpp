@@ -10,6 +10,7 @@
 
 #include "config/ConfigError.h"
 #include "config/Units.h"
+#include "workloads/StepPlanAttention.h"
 #include "workloads/StepPlanSizes.h"
 
 namespace scoville::workload {
@@ -321,121 +322,34 @@ class StepPlanner::Builder {
     }
   }
 
-  /// GQA attention as the attention kernel lays it out (AttentionKernelConfig): each thread block
-  /// computes query_block rows against its KV, kv_block tokens per iteration, both padded to
-  /// whole blocks. Decode: the query heads of a KV head (times the queries of a verifying
-  /// sequence) are a block's rows, FlashAttention's swap for one-token queries; a pure-decode step
-  /// whose grid would leave SMs idle splits each sequence's KV (flash-decoding), and a combine
-  /// kernel merges the partial results. Prefill: each query head's chunk in blocks of rows, each
-  /// seeing its causal KV. The blocks' iterations form the kernel's grid, which the tensor core
-  /// and the vector unit schedule onto the SMs.
+  /// GQA attention as the attention kernel lays it out (layOutKernelAttention,
+  /// StepPlanAttention.h): its padded GEMMs in the layer's attention tiles, every tile carrying the
+  /// kernel's MMA kind and grid, and with flash-decoding the combine kernel after them.
   void gqaKernelAttention(uint32_t l, uint32_t local, const AttentionKernelConfig& k) {
     const uint64_t headDim = u(m.headDim);
     const uint64_t kvHeads = p.m_kvHeads;
-    const uint64_t group = p.m_qHeads / kvHeads;
-    const uint64_t w = window(l);
-    const double sinks = m.attentionSinks ? 1.0 : 0.0;
-    const int units = p.m_chip.tensorCore.computeUnits();
-    const auto ceilDiv = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
-    // KV tokens of the attended range [first, last) in whole kv blocks: the block iterations.
-    const auto kvIterations = [&](uint64_t first, uint64_t last, uint64_t block) {
-      return last > first ? ceilDiv(last, block) - first / block : 0;
-    };
-    // The split decision: a pure-decode step, its unsplit grid counted in the split kernel's rows.
-    int splits = 1;
-    if (decodes > 0 && prefillTokens == 0 && k.splitKv) {
-      uint64_t blocks = 0, longest = 0;
-      for (const StepSequence& s : b.sequences) {
-        blocks += kvHeads * ceilDiv(group * s.tokens, u(k.splitKv->queryBlock));
-        longest = std::max(longest, w > 0 ? std::min(s.context + s.tokens, w + s.tokens - 1) : s.context + s.tokens);
-      }
-      splits = k.splits(blocks, units, ceilDiv(longest, u(k.splitKv->kvBlock)));
-    }
-    const uint64_t qBlock = u(splits > 1 ? k.splitKv->queryBlock : k.queryBlock);
-    const uint64_t kvBlock = u(splits > 1 ? k.splitKv->kvBlock : k.kvBlock);
-    auto grid = std::make_shared<tlm::WorkGrid>();
-    grid->slotsPerUnit = static_cast<int>(splits > 1 ? k.splitKv->blocksPerUnit : k.blocksPerUnit);
-    DecodeSpans decodeSpans;  // padded rows -> padded KV tokens, summed over sequences
-    double decodeScores = 0.0, decodeRows = 0.0;
-    std::vector<tlm::GemmShape> tail;
-    double tailScores = 0.0;
-    // Decode blocks in launch order: FlashAttention's split grid is (row block, split, sequence x
-    // KV head), its unsplit grid (row block, sequence, head): heads outermost.
-    struct DecodeBlocks {
-      uint64_t rowBlocks = 0, kvBlocks = 0;
-    };
-    std::vector<DecodeBlocks> decodeBlocks;
-    for (const StepSequence& s : b.sequences) {
-      if (!s.decodes()) continue;
-      const uint64_t rows = group * s.tokens;
-      const uint64_t rowBlocks = ceilDiv(rows, qBlock);
-      const uint64_t last = s.context + s.tokens;
-      const uint64_t first = w > 0 && last > w + s.tokens - 1 ? last - (w + s.tokens - 1) : 0;
-      const uint64_t kvBlocks = kvIterations(first, last, kvBlock);
-      decodeSpans.add(rowBlocks * qBlock, kvBlocks * kvBlock);
-      decodeScores += static_cast<double>(rowBlocks * qBlock * kvBlocks * kvBlock * kvHeads);
-      decodeRows += static_cast<double>(rows * kvHeads);
-      decodeBlocks.push_back({rowBlocks, kvBlocks});
-    }
-    const auto perSplit = [&](uint64_t kvBlocks, int split) {
-      const uint64_t per = ceilDiv(kvBlocks, static_cast<uint64_t>(splits));
-      const uint64_t begin = per * static_cast<uint64_t>(split);
-      return static_cast<uint32_t>(begin >= kvBlocks ? 0 : std::min(per, kvBlocks - begin));
-    };
-    if (splits > 1) {
-      for (const DecodeBlocks& d : decodeBlocks) {
-        for (uint64_t h = 0; h < kvHeads; ++h) {
-          for (int sp = 0; sp < splits; ++sp) grid->add(static_cast<uint32_t>(d.rowBlocks), perSplit(d.kvBlocks, sp));
-        }
-      }
-    } else {
-      for (uint64_t h = 0; h < kvHeads; ++h) {
-        for (const DecodeBlocks& d : decodeBlocks)
-          grid->add(static_cast<uint32_t>(d.rowBlocks), static_cast<uint32_t>(d.kvBlocks));
-      }
-    }
-    // Prefill: every query head's chunk in row blocks; block j sees the causal KV of its last row
-    // (from its first row's window start).
-    std::vector<uint32_t> rowBlockIterations;  // every prefilling sequence's row blocks, in order
-    for (const StepSequence& s : b.sequences) {
-      if (s.decodes()) continue;
-      uint64_t iterations = 0;
-      for (uint64_t j = 0; j * qBlock < s.tokens; ++j) {
-        const uint64_t last = s.context + std::min(s.tokens, (j + 1) * qBlock);
-        const uint64_t first = w > 0 && s.context + j * qBlock + 1 > w ? s.context + j * qBlock + 1 - w : 0;
-        rowBlockIterations.push_back(static_cast<uint32_t>(kvIterations(first, last, kvBlock)));
-        iterations += rowBlockIterations.back();
-      }
-      const uint64_t heads = group * kvHeads;
-      tail.push_back(tlm::GemmShape{qBlock, iterations * kvBlock, headDim, heads});  // scores = q K^T
-      tail.push_back(tlm::GemmShape{qBlock, headDim, iterations * kvBlock, heads});  // out = p V
-      tailScores +=
-          static_cast<double>(qBlock * iterations * kvBlock * heads) + sinks * static_cast<double>(s.tokens * heads);
-    }
-    // FlashAttention's grid (row block, sequence, head): heads outermost.
-    for (uint64_t h = 0; h < group * kvHeads && !rowBlockIterations.empty(); ++h) {
-      for (const uint32_t iterations : rowBlockIterations) grid->add(1, iterations);
-    }
+    const KernelAttentionLayout layout =
+        layOutKernelAttention(k, b.sequences, kvHeads, p.m_qHeads / kvHeads, headDim, window(l), m.attentionSinks,
+                              p.m_chip.tensorCore.computeUnits());
     std::vector<ContextGemm> decode;
-    for (const auto& [rows, span] : decodeSpans) {
+    for (const auto& [rows, span] : layout.decodeSpans) {
       if (span == 0) continue;
       decode.push_back({tlm::GemmShape{rows, span, headDim, kvHeads}, false});  // scores = q K^T
       decode.push_back({tlm::GemmShape{rows, headDim, span, kvHeads}, true});   // out = p V
     }
-    const double decodeVector = kSoftmaxOps * (decodeScores + sinks * decodeRows);
     const std::size_t first = plan.ops.size();
-    attentionTiles(l, local, decode, decodeVector, tail, kSoftmaxOps * tailScores);
-    const bool warp = k.mma == MmaKind::kWarp;
-    std::shared_ptr<const tlm::WorkGrid> shared = std::move(grid);
+    attentionTiles(l, local, decode, kSoftmaxOps * layout.decodeScores, layout.prefillGemms,
+                   kSoftmaxOps * layout.prefillScores);
+    const std::shared_ptr<const tlm::WorkGrid> grid = layout.grid;
     for (std::size_t i = first; i < plan.ops.size(); ++i) {
-      plan.ops[i].warpMma = warp;
-      plan.ops[i].grid = shared;
+      plan.ops[i].warpMma = k.mma == MmaKind::kWarp;
+      plan.ops[i].grid = grid;
     }
-    if (splits > 1) {
+    if (layout.splits > 1) {
       // The combine kernel: per query row and head, each split's partial output rescaled by the
       // exp of its log-sum-exp's difference and summed (the partials stay in L2).
       PlannedOp& combine = push("attention_combine", l, tlm::LlmPhase::kDecode);
-      const double partials = decodeRows * static_cast<double>(splits);
+      const double partials = layout.decodeRows * static_cast<double>(layout.splits);
       combine.vectorOps = partials * (2.0 * static_cast<double>(headDim) + kSoftmaxOps);
       combine.specialOps = partials;
     }

@@ -1,0 +1,43 @@
+#pragma once
+// GQA attention as an attention kernel lays it out (AttentionKernelConfig): pure arithmetic from a
+// step's sequences, the layer's heads and window and the chip's SMs. The step planner turns the
+// result into its attention tiles (StepPlan.cpp); the tests check it directly.
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tlm/OpTypes.h"
+#include "tlm/WorkGrid.h"
+#include "workloads/AttentionKernel.h"
+#include "workloads/StepPlan.h"
+
+namespace scoville::workload {
+
+/// The layer's attention as the kernel runs it: each thread block computes query_block rows
+/// against its KV, kv_block tokens per iteration, both padded to whole blocks. Decode: the query
+/// heads of a KV head (times the queries of a verifying sequence) are a block's rows,
+/// FlashAttention's swap for one-token queries; a pure-decode step whose grid would leave SMs idle
+/// splits each sequence's KV (flash-decoding). Prefill: each query head's chunk in blocks of rows,
+/// each seeing its causal KV.
+struct KernelAttentionLayout {
+  int splits = 1;  ///< > 1: flash-decoding, a combine kernel merges the splits
+  /// Decode GEMMs by padded rows: (rows, padded KV tokens summed over the sequences).
+  std::vector<std::pair<uint64_t, uint64_t>> decodeSpans;
+  std::vector<tlm::GemmShape> prefillGemms;  ///< per prefilling sequence: scores, then values
+  double decodeScores = 0.0;                 ///< padded scores of the decoding sequences, sinks' logits included
+  double decodeRows = 0.0;                   ///< their real query rows, over the KV heads
+  double prefillScores = 0.0;                ///< padded scores of the prefilling ones, sinks' logits included
+  /// The blocks' iterations in FlashAttention's launch order, which the tensor core and the vector
+  /// unit schedule onto the SMs.
+  std::shared_ptr<tlm::WorkGrid> grid;
+};
+
+/// `kvHeads` KV heads of `group` query heads each, `headDim` wide; `window` 0 or the layer's
+/// sliding window; `sinks`: one more logit per query and head; `units`: the chip's SMs.
+KernelAttentionLayout layOutKernelAttention(const AttentionKernelConfig& kernel,
+                                            const std::vector<StepSequence>& sequences, uint64_t kvHeads,
+                                            uint64_t group, uint64_t headDim, uint64_t window, bool sinks, int units);
+
+}  // namespace scoville::workload
