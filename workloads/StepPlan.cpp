@@ -221,23 +221,6 @@ class StepPlanner::Builder {
     return kvTokensByWindow.emplace(w, t).first->second;
   }
 
-  /// Decoding sequences by queries per sequence (1, or 1 + drafts verified), in first-seen order,
-  /// with their causal spans summed: the attention GEMMs of one entry are issued as one.
-  struct DecodeSpans {
-    boost::container::small_vector<std::pair<uint64_t, uint64_t>, 2> entries;  // queries, summed span
-    void add(uint64_t queries, uint64_t span) {
-      for (auto& e : entries) {
-        if (e.first == queries) {
-          e.second += span;
-          return;
-        }
-      }
-      entries.emplace_back(queries, span);
-    }
-    auto begin() const { return entries.begin(); }
-    auto end() const { return entries.end(); }
-  };
-
   /// A decode attention GEMM and which of its dimensions runs over the cached context: N for the
   /// scores (q K^T), K for the values (p V). Each KV tile computes that dimension's share.
   struct ContextGemm {

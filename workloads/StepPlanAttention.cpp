@@ -61,13 +61,7 @@ KernelAttentionLayout layOutKernelAttention(const AttentionKernelConfig& k, cons
     const uint64_t rowBlocks = ceilDiv(rows, qBlock);
     const uint64_t kvBlocks = kvIterations(decodeFirstToken(s, window), s.context + s.tokens, kvBlock);
     const uint64_t paddedRows = rowBlocks * qBlock;
-    const auto same = std::find_if(out.decodeSpans.begin(), out.decodeSpans.end(),
-                                   [&](const auto& e) { return e.first == paddedRows; });
-    if (same != out.decodeSpans.end()) {
-      same->second += kvBlocks * kvBlock;
-    } else {
-      out.decodeSpans.emplace_back(paddedRows, kvBlocks * kvBlock);
-    }
+    out.decodeSpans.add(paddedRows, kvBlocks * kvBlock);
     out.decodeScores += static_cast<double>(paddedRows * kvBlocks * kvBlock * kvHeads) +
                         sinkLogits * static_cast<double>(rows * kvHeads);
     out.decodeRows += static_cast<double>(rows * kvHeads);

@@ -254,8 +254,8 @@ TEST(AttentionKernelLayout, AStepWithAPrefillIsNotSplitAndAWindowBoundsTheKv) {
   // With a prefill chunk in the step: one kernel, not split, the main tiles (128 rows, 64 tokens).
   const KernelAttentionLayout mixed = layOutKernelAttention(fa2, {decode, chunk}, 8, 8, 128, 0, false, 132);
   EXPECT_EQ(mixed.splits, 1);
-  ASSERT_EQ(mixed.decodeSpans.size(), 1u);
-  EXPECT_EQ(mixed.decodeSpans[0], std::make_pair(uint64_t{128}, uint64_t{4096}));
+  ASSERT_EQ(mixed.decodeSpans.entries.size(), 1u);
+  EXPECT_EQ(mixed.decodeSpans.entries[0], std::make_pair(uint64_t{128}, uint64_t{4096}));
   // The chunk's 2 row blocks of 128 see 128 and 256 tokens: 2 and 4 KV blocks, for 64 query heads.
   ASSERT_EQ(mixed.prefillGemms.size(), 2u);
   EXPECT_EQ(mixed.prefillGemms[0].n, 6u * 64u);
@@ -263,10 +263,12 @@ TEST(AttentionKernelLayout, AStepWithAPrefillIsNotSplitAndAWindowBoundsTheKv) {
   EXPECT_EQ(mixed.grid->iterations(), 8u * 64u + 64u * 6u);
   // A 128-token window: the decode reads its last 128 tokens. Of 4096 they are two whole blocks
   // of 64; of 4001 (tokens 3873 to 4000) they straddle three.
-  EXPECT_EQ(layOutKernelAttention(fa2, {decode, chunk}, 8, 8, 128, 128, false, 132).decodeSpans[0].second, 2u * 64u);
+  EXPECT_EQ(layOutKernelAttention(fa2, {decode, chunk}, 8, 8, 128, 128, false, 132).decodeSpans.entries[0].second,
+            2u * 64u);
   StepSequence offset = decode;
   offset.context = 4000;
-  EXPECT_EQ(layOutKernelAttention(fa2, {offset, chunk}, 8, 8, 128, 128, false, 132).decodeSpans[0].second, 3u * 64u);
+  EXPECT_EQ(layOutKernelAttention(fa2, {offset, chunk}, 8, 8, 128, 128, false, 132).decodeSpans.entries[0].second,
+            3u * 64u);
   // Sinks: one more logit per real query row and head.
   const KernelAttentionLayout sinks = layOutKernelAttention(fa2, {decode}, 8, 8, 128, 0, true, 132);
   EXPECT_DOUBLE_EQ(sinks.decodeScores - alone.decodeScores, 64.0);
