@@ -19,6 +19,8 @@ VectorUnit::VectorUnit(const sc_core::sc_module_name& name, const VectorUnitConf
       m_specialOps(m_stats.counter("special_ops", "op",
                                    "of them, transcendental functions (on the special-function lanes where the unit "
                                    "has them)")),
+      m_convertOps(m_stats.counter("convert_ops", "op",
+                                   "of them, weight conversions in registers (a grouped-GEMM kernel's mixed input)")),
       m_busyCycles(m_stats.counter("busy_cycles", "cycle", "cycles the unit was occupied")),
       m_throttledTime(m_stats.counter("throttled_time", "s", "extra busy time from a DVFS clock below nominal")) {}
 
@@ -40,7 +42,11 @@ sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc
   m_elementOps.add(op.elementOps);
   m_specialOps.add(op.specialOps);
   m_busyCycles.add(static_cast<double>(n));
-  m_activity.emit(tlm::Activity::kVectorOps, op.elementOps, op, start, m_busyUntil);
+  // Conversions are priced apart: the unit's other element operations, then its conversions.
+  const double convert = std::min(op.convertOps, op.elementOps);
+  m_convertOps.add(convert);
+  m_activity.emit(tlm::Activity::kVectorOps, op.elementOps - convert, op, start, m_busyUntil);
+  if (convert > 0.0) m_activity.emit(tlm::Activity::kConvertOps, convert, op, start, m_busyUntil);
   payload.set_response_status(::tlm::TLM_OK_RESPONSE);
   return m_busyUntil;
 }

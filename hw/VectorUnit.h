@@ -36,6 +36,7 @@ class VectorUnit : public TimedTarget {
   stats::Counter& m_ops;
   stats::Counter& m_elementOps;
   stats::Counter& m_specialOps;
+  stats::Counter& m_convertOps;
   stats::Counter& m_busyCycles;
   stats::Counter& m_throttledTime;
 };

@@ -20,6 +20,8 @@ const std::vector<EnergyKey>& energyKeys() {
        [](ChipEnergyConfig& e) { return &e.tensorCore.operandJPerByte; }},
       {"tensor_core.static", dim::kPower, [](ChipEnergyConfig& e) { return &e.tensorCore.staticW; }},
       {"vector_unit.energy_per_op", dim::kEnergy, [](ChipEnergyConfig& e) { return &e.vectorUnit.perOpJ; }},
+      {"vector_unit.energy_per_convert_op", dim::kEnergy,
+       [](ChipEnergyConfig& e) { return &e.vectorUnit.perConvertOpJ; }},
       {"vector_unit.static", dim::kPower, [](ChipEnergyConfig& e) { return &e.vectorUnit.staticW; }},
       {"sram.read_energy", dim::kEnergyPerByte, [](ChipEnergyConfig& e) { return &e.sram.readJPerByte; }},
       {"sram.write_energy", dim::kEnergyPerByte, [](ChipEnergyConfig& e) { return &e.sram.writeJPerByte; }},

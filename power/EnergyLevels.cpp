@@ -44,6 +44,7 @@ const char* counterName(Counter counter) {
     case Counter::kLinkBytes: return "link_bytes";
     case Counter::kClockActiveSeconds: return "clock_active_s";
     case Counter::kWakeArrays: return "wake_arrays";
+    case Counter::kConvertOps: return "convert_ops";
   }
   return "?";
 }
@@ -55,7 +56,8 @@ Level levelOf(Counter counter) {
     case Counter::kFlopsFp8:
     case Counter::kFlopsFp4: return Level::kDatapath;
     case Counter::kOperandBytes: return Level::kRegisterFile;
-    case Counter::kVectorOps: return Level::kVectorUnit;
+    case Counter::kVectorOps:
+    case Counter::kConvertOps: return Level::kVectorUnit;
     case Counter::kSramReadBytes:
     case Counter::kSramWriteBytes: return Level::kSram;
     case Counter::kLlcReadBytes:
@@ -96,6 +98,8 @@ double priceOf(const ChipEnergyConfig& e, Counter counter) {
     case Counter::kFlopsFp4: return e.tensorCore.perFlop.fp4;
     case Counter::kOperandBytes: return e.tensorCore.operandJPerByte;
     case Counter::kVectorOps: return e.vectorUnit.perOpJ;
+    case Counter::kConvertOps:
+      return e.vectorUnit.perConvertOpJ > 0.0 ? e.vectorUnit.perConvertOpJ : e.vectorUnit.perOpJ;
     case Counter::kSramReadBytes: return e.sram.readJPerByte;
     case Counter::kSramWriteBytes: return e.sram.writeJPerByte;
     case Counter::kLlcReadBytes: return e.llc ? e.llc->readJPerByte : 0.0;
@@ -158,6 +162,7 @@ CountedEvent countEvent(const ChipEnergyConfig& e, const tlm::ActivityEvent& eve
     case tlm::Activity::kMacs: add(flopCounter(event.precision), 2.0 * a); break;
     case tlm::Activity::kOperandBytes: add(Counter::kOperandBytes, a); break;
     case tlm::Activity::kVectorOps: add(Counter::kVectorOps, a); break;
+    case tlm::Activity::kConvertOps: add(Counter::kConvertOps, a); break;
     case tlm::Activity::kSramReadBytes: add(Counter::kSramReadBytes, a); break;
     case tlm::Activity::kSramWriteBytes: add(Counter::kSramWriteBytes, a); break;
     case tlm::Activity::kDramActivates: add(Counter::kActivates, a); break;

@@ -63,8 +63,9 @@ enum class Counter {
   kLinkBytes,
   kClockActiveSeconds,
   kWakeArrays,
+  kConvertOps,
 };
-inline constexpr std::size_t kCounters = 21;
+inline constexpr std::size_t kCounters = 22;
 const char* counterName(Counter counter);
 /// The level a counter's energy is booked to.
 Level levelOf(Counter counter);

@@ -52,6 +52,10 @@ const Schema<VectorUnitEnergy>& VectorUnitEnergy::schema() {
       Schema<VectorUnitEnergy>("vector_unit_energy", "Energy of the element-wise unit.")
           .quantity("energy_per_op", &VectorUnitEnergy::perOpJ, dim::kEnergy, required(), nonNegative(),
                     "per element operation, all in: issue, operand reads and write, ALU")
+          .quantity("energy_per_convert_op", &VectorUnitEnergy::perConvertOpJ, dim::kEnergy, optional("0 J"),
+                    nonNegative(),
+                    "per lane operation of a weight conversion in registers (a kernel's convert_ops: integer and "
+                    "packed operations with no memory access); absent or 0: energy_per_op")
           .quantity("static", &VectorUnitEnergy::staticW, dim::kPower, required(), nonNegative(), "leakage");
   return s;
 }

@@ -42,6 +42,8 @@ struct TensorCoreEnergy {
 
 struct VectorUnitEnergy {
   double perOpJ = 0.0;  ///< per element operation, all in (issue, operands, ALU)
+  /// Per lane operation of a weight conversion in registers (MoeKernel convert_ops); 0: perOpJ.
+  double perConvertOpJ = 0.0;
   double staticW = 0.0;
   static const config::Schema<VectorUnitEnergy>& schema();
 };

@@ -30,7 +30,10 @@ StepPlan planDecodeStep(const ModelConfig& model, const ScenarioConfig& scenario
     }
   }
   StepPlanner planner(model, chip, shard);
-  if (scenario.stack) planner.setAttentionKernel(scenario.stack->attentionKernel);
+  if (scenario.stack) {
+    planner.setAttentionKernel(scenario.stack->attentionKernel);
+    planner.setMoeKernel(scenario.stack->moeKernelFor(model.expertFormat().precision));
+  }
   const int tp = planner.shard().tp;
   // Each request's KV cache holds context + tokens per layer after the step, requests side by
   // side within a layer's region. As the serving cache (ReplicaBuilder::kvShape), a sliding-window

@@ -160,7 +160,10 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
     shard.epRank = d;
     r->planners.push_back(std::make_unique<StepPlanner>(m_model, chipConfig, std::move(shard)));
     StepPlanner& planner = *r->planners.back();
-    if (m_scenario.stack) planner.setAttentionKernel(m_scenario.stack->attentionKernel);
+    if (m_scenario.stack) {
+      planner.setAttentionKernel(m_scenario.stack->attentionKernel);
+      planner.setMoeKernel(m_scenario.stack->moeKernelFor(m_model.expertFormat().precision));
+    }
     double weights = planner.weightBytes();
     if (m_draft) {
       // The draft's weights above the target's, then the KV space of both (its layers' regions
@@ -175,7 +178,10 @@ std::unique_ptr<Replica> ReplicaBuilder::buildReplica(int d, ReplicaRole role, c
       r->draftPlanners.push_back(std::make_unique<StepPlanner>(
           m_draft->model, chipConfig, shardFor(placement, m_draft->model, c % tp, c / tp), layout));
       StepPlanner& draft = *r->draftPlanners.back();
-      if (m_scenario.stack) draft.setAttentionKernel(m_scenario.stack->attentionKernel);
+      if (m_scenario.stack) {
+        draft.setAttentionKernel(m_scenario.stack->attentionKernel);
+        draft.setMoeKernel(m_scenario.stack->moeKernelFor(m_draft->model.expertFormat().precision));
+      }
       planner.setKvBase(draft.weightEnd());
       draft.setKvBase(draft.weightEnd());
       weights += draft.weightBytes();

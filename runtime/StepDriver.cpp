@@ -47,8 +47,8 @@ void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* le
 }
 
 ::tlm::tlm_generic_payload& StepDriver::prepare(tlm::OpKind kind, uint64_t address, uint64_t bytes,
-                                                const tlm::GemmShape* gemm, const PlannedOp& planned,
-                                                double elementOps) {
+                                                const tlm::GemmShape* gemm, const PlannedOp& planned, double elementOps,
+                                                bool converting) {
   tlm::PayloadBuilder op(kind);
   op.address(address)
       .bytes(bytes)
@@ -56,7 +56,7 @@ void StepDriver::post(std::shared_ptr<const StepPlan> plan, const StepDriver* le
       .phase(planned.phase)
       .block(planned.block)
       .layer(planned.layer)
-      .elementOps(elementOps, elementOps > 0 ? planned.specialOps : 0.0)
+      .elementOps(elementOps, elementOps > 0 && !converting ? planned.specialOps : 0.0, converting ? elementOps : 0.0)
       .dataToggle(m_plan->dataToggle);
   if (gemm != nullptr) op.shape(*gemm);
   if (gemm != nullptr || elementOps > 0) op.kernel(planned.warpMma && gemm != nullptr, planned.grid.get());
@@ -111,6 +111,14 @@ void StepDriver::loadStream() {
       if (!op.accesses.empty()) m_freeBuffers.wait();  // tiles without operands need no buffer
       m_timings[i].loadStart = sc_core::sc_time_stamp();
       m_timings[i].loadEnd = m_timings[i].loadStart;
+      if (op.convertOps > 0.0) {
+        // Weights stored narrower than the compute are converted as they arrive: the vector unit
+        // works beside the tile's loads, and the tile is ready when both are done.
+        ::tlm::tlm_generic_payload& payload =
+            prepare(tlm::OpKind::kVector, 0, 0, nullptr, op, op.convertOps, /*converting=*/true);
+        loadPort.send(payload);
+        m_inFlight.push_back(InFlight{i, &payload});
+      }
       const bool serial = m_loadIssue == hw::LoadIssue::kSerial;
       for (const MemoryAccess& access : op.accesses) {
         if (access.tier == hw::KvTier::kLocalHbm && serial) {
@@ -263,12 +271,13 @@ bool StepDriver::runStep() {
     for (const tlm::GemmShape& gemm : op.gemms) {
       if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op)) return false;
     }
-    if (op.vectorOps > 0 && !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op, op.vectorOps)) {
+    const double vectorOps = op.vectorOps - op.convertOps;  // the conversions ran with the loads
+    if (vectorOps > 0 && !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op, vectorOps)) {
       return false;
     }
     computePort.sync();
     if (m_stack != nullptr) {
-      const double efficiency = m_stack->computeEfficiency(op.name, op.mixedInput);
+      const double efficiency = m_stack->computeEfficiency(op.name, op.mixedInput, m_plan->expertEfficiency);
       if (efficiency < 1.0) {
         sc_core::wait((sc_core::sc_time_stamp() - m_timings[i].computeStart) * (1.0 / efficiency - 1.0));
       }

@@ -127,9 +127,11 @@ class StepDriver : public sc_core::sc_module {
   /// Sends a transaction and waits for its response; false (error() set) on an error response.
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
              const PlannedOp& planned, double elementOps = 0.0);
-  /// A payload from the pool (ref count 1) for one of `planned`'s transactions.
+  /// A payload from the pool (ref count 1) for one of `planned`'s transactions. A vector op's
+  /// `elementOps` are the compute stream's (its softmax exps among them) or, with `converting`,
+  /// the weight conversions the load stream issues beside the tile's loads.
   ::tlm::tlm_generic_payload& prepare(tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
-                                      const PlannedOp& planned, double elementOps = 0.0);
+                                      const PlannedOp& planned, double elementOps = 0.0, bool converting = false);
   /// True for an OK response; otherwise sets error() (the first error wins).
   bool checkResponse(const ::tlm::tlm_generic_payload& payload, const PlannedOp& planned);
   /// Compute stream: waits until op i's requests are sent and their data is in (loadEnd).

@@ -21,6 +21,7 @@ const char* activityName(Activity activity) {
     case Activity::kSwitchPackets: return "switch_packets";
     case Activity::kClockActive: return "clock_active";
     case Activity::kWakeArrays: return "wake_arrays";
+    case Activity::kConvertOps: return "convert_ops";
   }
   return "?";
 }

@@ -30,6 +30,7 @@ enum class Activity {
   kSwitchPackets,    ///< packets forwarded by a switch output port
   kClockActive,      ///< seconds the chip's clocks ran for work (its power manager's clock gating)
   kWakeArrays,       ///< power-gated tensor arrays powered back on (its power manager)
+  kConvertOps,       ///< a vector unit's weight conversions in registers (priced apart; its kVectorOps omit them)
 };
 
 const char* activityName(Activity activity);

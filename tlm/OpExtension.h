@@ -30,6 +30,7 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   OpBlock block = OpBlock::kOther;         ///< for per-layer-kind power attribution
   double elementOps = 0.0;                 ///< element operations of a kVector op
   double specialOps = 0.0;                 ///< of elementOps, transcendental functions (the softmax's exp)
+  double convertOps = 0.0;                 ///< of elementOps, weight conversions in registers (priced apart)
   /// kGemm: issued as warp-level MMA instructions (TensorCoreConfig::warpMmaRate).
   bool warpMma = false;
   /// kGemm, kVector: part of a fused kernel whose thread blocks are scheduled onto the compute

@@ -63,9 +63,10 @@ class PayloadBuilder {
     m_op.shape = shape;
     return *this;
   }
-  PayloadBuilder& elementOps(double elementOps, double specialOps = 0.0) {
+  PayloadBuilder& elementOps(double elementOps, double specialOps = 0.0, double convertOps = 0.0) {
     m_op.elementOps = elementOps;
     m_op.specialOps = specialOps;
+    m_op.convertOps = convertOps;
     return *this;
   }
   /// The fused kernel a GEMM or vector op belongs to (OpExtension::warpMma, grid).

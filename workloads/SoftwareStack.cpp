@@ -28,13 +28,25 @@ nlohmann::ordered_json SoftwareStackConfig::toJson(const std::string& givenAs) c
                                 {"request_overhead_s", requestOverheadS},
                                 {"request_overhead_per_token_s", requestOverheadPerTokenS}};
   if (attentionKernel) out["attention_kernel"] = attentionKernel->name;
+  if (!moeKernels.empty()) {
+    nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+    for (const MoeKernelConfig& k : moeKernels) kernels.push_back(k.name);
+    out["moe_kernels"] = kernels;
+  }
   return out;
 }
 
 bool SoftwareStackConfig::ideal() const {
   return gemmEfficiency == 1.0 && attentionEfficiency == 1.0 && moeEfficiency == 1.0 && memoryEfficiency == 1.0 &&
          mixedInputEfficiency == 1.0 && collectiveLatencyS == 0.0 && stepOverheadS == 0.0 && kernelLaunchS == 0.0 &&
-         requestOverheadS == 0.0 && requestOverheadPerTokenS == 0.0 && !attentionKernel;
+         requestOverheadS == 0.0 && requestOverheadPerTokenS == 0.0 && !attentionKernel && moeKernels.empty();
+}
+
+const MoeKernelConfig* SoftwareStackConfig::moeKernelFor(tlm::Precision p) const {
+  for (const MoeKernelConfig& k : moeKernels) {
+    if (k.serves(p)) return &k;
+  }
+  return nullptr;
 }
 
 const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
@@ -83,7 +95,10 @@ const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
                     "the validation points (dataset ids) its values were fitted to")
           .optionalChild("attention_kernel", &SoftwareStackConfig::attentionKernel, AttentionKernelConfig::schema(),
                          "the stack's attention kernel: the step planners lay GQA attention out as it does (tiles, "
-                         "MMA, flash-decoding) and the chip's modules time it; absent: exact GEMMs");
+                         "MMA, flash-decoding) and the chip's modules time it; absent: exact GEMMs")
+          .childList("moe_kernels", &SoftwareStackConfig::moeKernels, MoeKernelConfig::schema(), optional("[]"),
+                     "the routed experts' grouped-GEMM kernels: the first that serves a model's expert precision "
+                     "runs its experts, each expert's tokens padded to its tiles' rows; none: exact GEMMs");
   return s;
 }
 

@@ -26,6 +26,8 @@
 //   - `attention_kernel`: the step planners lay GQA attention out as that kernel does (padded
 //     query and KV blocks, its thread blocks scheduled on the chip's SMs, warp MMA, flash-decoding;
 //     workloads/AttentionKernel.h), which the chip's modules then time;
+//   - `moe_kernels`: the first that serves the model's expert precision runs the routed experts,
+//     each expert's tokens padded to its tiles' rows (workloads/MoeKernel.h);
 //   - with `kernel_launch` > 0 the step runs as kernels launched one after another on one stream,
 //     as a GPU does: a kernel (the consecutive tiles of one op class of one layer) starts
 //     `kernel_launch` after the previous kernel and the collective after it have ended, and its
@@ -42,6 +44,7 @@
 
 #include "config/Schema.h"
 #include "workloads/AttentionKernel.h"
+#include "workloads/MoeKernel.h"
 
 namespace scoville::workload {
 
@@ -64,13 +67,23 @@ struct SoftwareStackConfig {
   /// The stack's attention kernel, as the step planners lay GQA attention out (AttentionKernel.h);
   /// absent: exact GEMMs spread evenly over the arrays.
   std::optional<AttentionKernelConfig> attentionKernel;
+  /// The routed experts' grouped-GEMM kernels (MoeKernel.h), by the expert precisions they serve;
+  /// none: exact GEMMs.
+  std::vector<MoeKernelConfig> moeKernels;
+
+  /// The kernel that runs experts stored at precision `p`: the first of moe_kernels that serves
+  /// it; none: nullptr.
+  const MoeKernelConfig* moeKernelFor(tlm::Precision p) const;
 
   /// The compute efficiency of an op class (PlannedOp::name).
   double computeEfficiency(const std::string& opName) const;
   /// The compute efficiency of an op: its class's, times mixed_input_efficiency when its weights
   /// are stored narrower than the compute precision.
-  double computeEfficiency(const std::string& opName, bool mixedInput) const {
-    return computeEfficiency(opName) * (mixedInput ? mixedInputEfficiency : 1.0);
+  /// `expertKernel`: the routed experts' kernel's own efficiency (StepPlan::expertEfficiency),
+  /// which replaces moe_efficiency for them when above 0.
+  double computeEfficiency(const std::string& opName, bool mixedInput, double expertKernel = 0.0) const {
+    const double base = expertKernel > 0.0 && opName == "experts" ? expertKernel : computeEfficiency(opName);
+    return base * (mixedInput ? mixedInputEfficiency : 1.0);
   }
   /// True when the profile changes nothing.
   bool ideal() const;

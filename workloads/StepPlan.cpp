@@ -59,6 +59,7 @@ class StepPlanner::Builder {
   StepPlan build() {
     plan.shard = p.m_shard;
     plan.computePrecision = m.computePrecision;
+    if (p.m_moeKernel) plan.expertEfficiency = p.m_moeKernel->efficiency;
     plan.batch = b.sequences.size();
     plan.tokens = tokens;
     plan.weightBytes = p.weightBytes();
@@ -453,7 +454,25 @@ class StepPlanner::Builder {
     const uint64_t inter = p.m_expertInter;
     const uint64_t upWidth = (m.gatedFfn ? 2 : 1) * inter;
     const double activation = m.gatedFfn ? kActivationOps / 2 : kActivationOps;
-    std::map<uint64_t, uint64_t> byCount;  // tokens -> experts in the current tile
+    // With a grouped-GEMM kernel each expert's tokens are padded to its tiles' rows, the tile
+    // chosen from the step's mean tokens per routed expert (MoeKernel.h).
+    uint64_t tileRows = 1;
+    if (p.m_moeKernel) {
+      uint64_t gates = 0;
+      for (const uint64_t n : routed) gates += n;
+      tileRows = p.m_moeKernel->tileRows(gates, routed.size());
+    }
+    // Weights stored narrower than the compute are converted on the vector lanes by every tile of
+    // rows that uses them (MoeKernel.h convert_ops).
+    const double convert = p.m_moeKernel && mixedInput(eBits) ? p.m_moeKernel->convertOps : 0.0;
+    const auto conversions = [&](PlannedOp& o) {
+      for (const tlm::GemmShape& g : o.gemms) {
+        const double ops = convert * static_cast<double>(g.k * g.n * g.count * ((g.m + tileRows - 1) / tileRows));
+        o.vectorOps += ops;
+        o.convertOps += ops;
+      }
+    };
+    std::map<uint64_t, uint64_t> byCount;  // rows -> experts in the current tile
     uint64_t tileBytes = 0;
     uint64_t expertTokens = 0;
     PlannedOp* op = nullptr;
@@ -461,19 +480,24 @@ class StepPlanner::Builder {
       if (op == nullptr) return;
       for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, upWidth, hidden, count});
       for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, hidden, inter, count});
+      if (convert > 0.0) conversions(*op);
       byCount.clear();
       op = nullptr;
       tileBytes = 0;
     };
     for (std::size_t e = 0; e < routed.size(); ++e) {
-      const uint64_t n = routed[e];
-      if (n == 0 || w.experts[e] == kNoExpert) continue;
-      expertTokens += n;
+      if (routed[e] == 0 || w.experts[e] == kNoExpert) continue;
+      expertTokens += routed[e];
+      const uint64_t n = MoeKernelConfig::padded(routed[e], tileRows);  // rows computed
       if (static_cast<double>(p.m_expertBytes) > tile) {
         // An expert larger than a buffer streams in column tiles of its own.
         flush();
+        const std::size_t first = plan.ops.size();
         weightGemm("experts", l, w.experts[e], hidden, upWidth, n, activation, eBits);
         weightGemm("experts", l, w.experts[e] + aligned(p.m_expertUpBytes), inter, hidden, n, 0.0, eBits);
+        if (convert > 0.0) {
+          for (std::size_t i = first; i < plan.ops.size(); ++i) conversions(plan.ops[i]);
+        }
         continue;
       }
       if (op != nullptr && static_cast<double>(tileBytes + p.m_expertBytes) > tile) flush();

@@ -20,6 +20,7 @@
 #include "tlm/WorkGrid.h"
 #include "workloads/AttentionKernel.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/MoeKernel.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/Speculative.h"
 
@@ -56,6 +57,7 @@ struct PlannedOp {
   boost::container::small_vector<tlm::GemmShape, 2> gemms;
   double vectorOps = 0.0;   ///< element operations on the vector unit after the GEMMs
   double specialOps = 0.0;  ///< of vectorOps, transcendental functions (the softmax's exp)
+  double convertOps = 0.0;  ///< of vectorOps, weight conversions in registers (MoeKernel convert_ops)
   /// A fused kernel's (an attention kernel's, AttentionKernelConfig): its GEMMs are warp-level MMA,
   /// and its GEMMs and vector work run in the thread blocks of `grid` (shared by the kernel's tiles).
   bool warpMma = false;
@@ -172,6 +174,9 @@ struct StepPlan {
   /// The first op waits for the previous pipeline stage's activations (every stage but the first).
   bool receivesFromPrevious = false;
   tlm::Precision computePrecision = tlm::Precision::kBf16;
+  /// The routed experts' kernel's own compute efficiency (MoeKernelConfig::efficiency), which a
+  /// software stack applies in place of its moe_efficiency; 0: the stack's.
+  double expertEfficiency = 0.0;
   uint64_t batch = 0;            ///< sequences in the step
   uint64_t tokens = 0;           ///< tokens the step feeds
   double weightBytes = 0.0;      ///< bytes of the weights this chip holds
@@ -230,6 +235,13 @@ class StepPlanner {
   /// MLA attention is planned as before either way.
   void setAttentionKernel(std::optional<AttentionKernelConfig> kernel) { m_attentionKernel = std::move(kernel); }
   const std::optional<AttentionKernelConfig>& attentionKernel() const { return m_attentionKernel; }
+  /// Plans the routed experts' GEMMs as `kernel` runs them (each expert's tokens padded to its
+  /// tiles' rows, MoeKernel.h): the software stack's kernel for the model's expert precision.
+  /// nullptr: exact GEMMs. Copied.
+  void setMoeKernel(const MoeKernelConfig* kernel) {
+    m_moeKernel = kernel != nullptr ? std::optional<MoeKernelConfig>(*kernel) : std::nullopt;
+  }
+  const std::optional<MoeKernelConfig>& moeKernel() const { return m_moeKernel; }
 
   /// Moves the KV space to `address` (at least the first address above the weights): a target's
   /// to above its draft's weights.
@@ -310,6 +322,7 @@ class StepPlanner {
   uint64_t m_inputProjectionK = 0;
   bool m_draft = false;
   std::optional<AttentionKernelConfig> m_attentionKernel;
+  std::optional<MoeKernelConfig> m_moeKernel;
 };
 
 }  // namespace scoville::workload

@@ -226,7 +226,8 @@ bool StepPlanner::plansLike(const StepPlanner& o) const {
          m_expertBytes == o.m_expertBytes && m_expertUpBytes == o.m_expertUpBytes && m_embedding == o.m_embedding &&
          m_lmHead == o.m_lmHead && m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase && m_draft == o.m_draft &&
          m_kvRegionOffset == o.m_kvRegionOffset && m_inputProjection == o.m_inputProjection &&
-         m_inputProjectionK == o.m_inputProjectionK && m_attentionKernel == o.m_attentionKernel;
+         m_inputProjectionK == o.m_inputProjectionK && m_attentionKernel == o.m_attentionKernel &&
+         m_moeKernel == o.m_moeKernel;
 }
 
 }  // namespace scoville::workload

@@ -1,0 +1,149 @@
+// The routed experts' grouped-GEMM kernel (workloads/MoeKernel.h): the tile's rows as the kernels
+// choose them from the step's routing, each expert's tokens padded to whole tiles by the step
+// planner, and a software stack's kernels chosen by the experts' precision. Pure logic, no SystemC.
+
+#include <gtest/gtest.h>
+#include <cstdint>
+#include <string>
+#include <vector>
+#include "config/ConfigError.h"
+#include "config/Loader.h"
+#include "test/support/Shipped.h"
+#include "test/unit/StepPlannerHelpers.h"
+#include "workloads/ModelConfig.h"
+#include "workloads/MoeKernel.h"
+#include "workloads/SoftwareStack.h"
+#include "workloads/StepPlan.h"
+
+namespace scoville::workload::moe_kernel_test {
+
+using namespace planner_test;
+
+MoeKernelConfig kernel(int64_t least, int64_t most) {
+  MoeKernelConfig k;
+  k.name = "k";
+  k.minTileRows = least;
+  k.maxTileRows = most;
+  return k;
+}
+
+// triton_kernels' matmul_ogs: block_m = max(16, min(next_power_of_2(gates // experts), 128));
+// trtllm-gen's tile_tokens_dim the same within [8, 64]; one tile size when min = max.
+TEST(MoeKernel, TheTileIsTheNextPowerOfTwoOfTheMeanTokensPerExpertWithinItsBounds) {
+  const MoeKernelConfig triton = kernel(16, 128);
+  EXPECT_EQ(triton.tileRows(16, 128), 16u) << "mean 0 counts as 1: the smallest tile";
+  EXPECT_EQ(triton.tileRows(4 * 64, 128), 16u) << "mean 2";
+  EXPECT_EQ(triton.tileRows(4 * 1024, 128), 32u) << "mean 32 exactly";
+  EXPECT_EQ(triton.tileRows(4 * 1056, 128), 64u) << "mean 33";
+  EXPECT_EQ(triton.tileRows(4 * 8192, 128), 128u) << "mean 256: capped";
+  const MoeKernelConfig gen = kernel(8, 64);
+  EXPECT_EQ(gen.tileRows(4, 128), 8u);
+  EXPECT_EQ(gen.tileRows(4 * 1000, 128), 32u) << "mean 31";
+  EXPECT_EQ(gen.tileRows(4 * 8192, 128), 64u);
+  const MoeKernelConfig fixed = kernel(128, 128);
+  for (const uint64_t gates : {1ull, 1000ull, 100000ull}) EXPECT_EQ(fixed.tileRows(gates, 256), 128u);
+  EXPECT_EQ(MoeKernelConfig::padded(1, 16), 16u);
+  EXPECT_EQ(MoeKernelConfig::padded(16, 16), 16u);
+  EXPECT_EQ(MoeKernelConfig::padded(17, 16), 32u);
+}
+
+// Each expert's GEMMs compute its tokens padded to whole tiles; the weights it reads and the
+// tokens it counts do not change.
+TEST(MoeKernel, ThePlannerPadsEachExpertsTokensToWholeTiles) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  ASSERT_EQ(m.routedExperts, 16);
+  // 16 gates over 16 experts: mean 1.
+  const std::vector<uint64_t> tokens = {0, 3, 0, 0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 4, 0};
+  const Routing routed = routing(m, [&](int, int e) { return tokens[u(e)]; });
+  const StepBatch batch = decodes(4, 100, &routed);
+  const StepPlanner exact(m, jalapeno(), ModelShard{});
+  StepPlanner tiled(m, jalapeno(), ModelShard{});
+  const MoeKernelConfig small = kernel(4, 128);
+  tiled.setMoeKernel(&small);
+  EXPECT_FALSE(tiled.plansLike(exact)) << "the kernel is part of what a plan depends on";
+  const double perToken = 2.0 * static_cast<double>(m.expertParams());
+  const StepPlan a = exact.plan(batch);
+  const StepPlan b = tiled.plan(batch);
+  EXPECT_DOUBLE_EQ(flopsOf(a, "experts", 0), 16 * perToken);
+  EXPECT_DOUBLE_EQ(flopsOf(b, "experts", 0), (4 + 8 + 4 + 4) * perToken) << "3, 7, 2, 4 in tiles of 4";
+  EXPECT_EQ(bytesOf(b, "experts", 0, tlm::OpKind::kRead), bytesOf(a, "experts", 0, tlm::OpKind::kRead));
+  EXPECT_DOUBLE_EQ(b.expertTokens, a.expertTokens);
+  const MoeKernelConfig wide = kernel(16, 128);
+  tiled.setMoeKernel(&wide);
+  EXPECT_DOUBLE_EQ(flopsOf(tiled.plan(batch), "experts", 0), 4 * 16 * perToken) << "every expert one 16-row tile";
+  tiled.setMoeKernel(nullptr);
+  EXPECT_DOUBLE_EQ(flopsOf(tiled.plan(batch), "experts", 0), 16 * perToken);
+}
+
+double vectorOpsOf(const StepPlan& plan, const std::string& name, uint32_t layer) {
+  double ops = 0.0;
+  for (const PlannedOp& op : plan.ops) {
+    if (op.name == name && op.layer == layer) ops += op.vectorOps;
+  }
+  return ops;
+}
+
+// MXFP4 experts computed in BF16 are converted by every tile of rows that multiplies them:
+// convert_ops per weight element per tile, on the vector unit; experts as wide as the compute
+// are not converted.
+TEST(MoeKernel, MixedInputExpertsAreConvertedOncePerTileOfRows) {
+  ModelConfig m = shippedModel("tiny-moe");
+  m.computePrecision = tlm::Precision::kBf16;
+  const std::vector<uint64_t> tokens = {0, 3, 0, 0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 4, 0};
+  const Routing routed = routing(m, [&](int, int e) { return tokens[u(e)]; });
+  const StepBatch batch = decodes(4, 100, &routed);
+  StepPlanner planner(m, jalapeno(), ModelShard{});
+  MoeKernelConfig k = kernel(4, 4);
+  planner.setMoeKernel(&k);
+  const double without = vectorOpsOf(planner.plan(batch), "experts", 0);
+  k.convertOps = 4.0;
+  planner.setMoeKernel(&k);
+  const double with = vectorOpsOf(planner.plan(batch), "experts", 0);
+  const double tiles = 1 + 2 + 1 + 1;  // 3, 7, 2 and 4 tokens in tiles of 4
+  EXPECT_DOUBLE_EQ(with - without, 4.0 * tiles * static_cast<double>(m.expertParams()));
+  m.computePrecision = tlm::Precision::kFp4;  // no conversion: the experts' own precision
+  StepPlanner native(m, jalapeno(), ModelShard{});
+  native.setMoeKernel(&k);
+  MoeKernelConfig plain = kernel(4, 4);
+  StepPlanner nativePlain(m, jalapeno(), ModelShard{});
+  nativePlain.setMoeKernel(&plain);
+  EXPECT_DOUBLE_EQ(vectorOpsOf(native.plan(batch), "experts", 0), vectorOpsOf(nativePlain.plan(batch), "experts", 0));
+}
+
+SoftwareStackConfig stack(const std::string& kernels) {
+  return SoftwareStackConfig::schema().parse(config::loadConfigText(
+      "software_stack", "name: s\ndescription: d\nframework: f\nhardware: h\nmoe_kernels:\n" + kernels, "s.yaml"));
+}
+
+TEST(MoeKernel, AStackRunsEachExpertPrecisionWithItsFirstKernelThatServesIt) {
+  const SoftwareStackConfig s = stack(
+      "- {name: triton, expert_precisions: [fp4], min_tile_rows: 16}\n"
+      "- {name: grouped, expert_precisions: [fp8, fp4]}\n");
+  ASSERT_NE(s.moeKernelFor(tlm::Precision::kFp4), nullptr);
+  EXPECT_EQ(s.moeKernelFor(tlm::Precision::kFp4)->name, "triton");
+  EXPECT_EQ(s.moeKernelFor(tlm::Precision::kFp4)->minTileRows, 16);
+  EXPECT_EQ(s.moeKernelFor(tlm::Precision::kFp4)->maxTileRows, 128);
+  EXPECT_EQ(s.moeKernelFor(tlm::Precision::kFp8)->name, "grouped");
+  EXPECT_EQ(s.moeKernelFor(tlm::Precision::kBf16), nullptr);
+  EXPECT_FALSE(s.ideal());
+  EXPECT_EQ(stack("- {name: any}\n").moeKernelFor(tlm::Precision::kBf16)->name, "any");
+}
+
+TEST(MoeKernel, ABadKernelIsRefusedNamingItsKey) {
+  const auto refused = [](const std::string& kernels, const std::string& key) {
+    try {
+      stack(kernels);
+      ADD_FAILURE() << "accepted: " << kernels;
+    } catch (const config::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  };
+  refused("- {name: k, min_tile_rows: 64, max_tile_rows: 32}\n", "max_tile_rows");
+  refused("- {name: k, expert_precisions: [mxfp4]}\n", "expert_precisions");
+  refused("- {name: k, min_tile_rows: 0}\n", "min_tile_rows");
+  refused("- {name: k, tile_row: 16}\n", "tile_row");
+  refused("- {name: k, convert_ops: -1}\n", "convert_ops");
+  refused("- {min_tile_rows: 16}\n", "name");
+}
+
+}  // namespace scoville::workload::moe_kernel_test

@@ -1,0 +1,60 @@
+#include "workloads/MoeKernel.h"
+
+#include <algorithm>
+
+namespace scoville::workload {
+
+using namespace scoville::config;
+
+bool MoeKernelConfig::serves(tlm::Precision p) const {
+  if (expertPrecisions.empty()) return true;
+  const std::string name = tlm::precisionName(p);
+  return std::find(expertPrecisions.begin(), expertPrecisions.end(), name) != expertPrecisions.end();
+}
+
+uint64_t MoeKernelConfig::tileRows(uint64_t gates, uint64_t experts) const {
+  const uint64_t mean = std::max<uint64_t>(1, experts == 0 ? gates : gates / experts);
+  uint64_t pow2 = 1;
+  while (pow2 < mean) pow2 <<= 1;
+  return std::clamp<uint64_t>(pow2, static_cast<uint64_t>(minTileRows), static_cast<uint64_t>(maxTileRows));
+}
+
+const Schema<MoeKernelConfig>& MoeKernelConfig::schema() {
+  using T = MoeKernelConfig;
+  static const Schema<T> s =
+      Schema<T>("moe_kernel",
+                "A grouped-GEMM kernel of the routed experts (workloads/MoeKernel.h): each expert's tokens are "
+                "padded to whole tiles of rows, the tile being the next power of two of the step's mean tokens per "
+                "expert within [min_tile_rows, max_tile_rows].")
+          .text("name", &T::name, required(), "the kernel it stands for, with its source")
+          .textList("expert_precisions", &T::expertPrecisions, optional("[]"),
+                    "expert weight precisions it runs (fp32, bf16, fp8, fp4, int4); the stack's first kernel that "
+                    "serves a model's experts runs them; empty: any")
+          .integer("min_tile_rows", &T::minTileRows, optional("128"), between(1, 4096),
+                   "fewest token rows per tile (an expert with fewer tokens still computes this many)")
+          .integer("max_tile_rows", &T::maxTileRows, optional("128"), between(1, 4096), "most token rows per tile")
+          .number("convert_ops", &T::convertOps, optional("0"), between(0, 1000),
+                  "vector element operations per weight element converted to the compute precision, by every "
+                  "tile of rows that multiplies it (experts stored narrower than the compute: MXFP4 on Hopper); "
+                  "0: conversion costs nothing")
+          .number("efficiency", &T::efficiency, optional("0"), between(0, 1),
+                  "the kernel's achieved share of the modelled compute time, in place of the stack's moe_efficiency "
+                  "for the experts it runs (what its modelled mechanisms leave unexplained); 0: moe_efficiency")
+          .rule("max_tile_rows", "max_tile_rows must be at least min_tile_rows",
+                [](const T& k) { return k.maxTileRows >= k.minTileRows; })
+          .rule("expert_precisions", "expert_precisions must name precisions: fp32, bf16, fp8, fp4 or int4",
+                [](const T& k) {
+                  return std::all_of(k.expertPrecisions.begin(), k.expertPrecisions.end(), [](const std::string& n) {
+                    const auto& names = tlm::precisionNames();
+                    return std::any_of(names.begin(), names.end(), [&](const auto& e) { return e.first == n; });
+                  });
+                });
+  return s;
+}
+
+bool operator==(const MoeKernelConfig& a, const MoeKernelConfig& b) {
+  return a.name == b.name && a.expertPrecisions == b.expertPrecisions && a.minTileRows == b.minTileRows &&
+         a.maxTileRows == b.maxTileRows && a.convertOps == b.convertOps && a.efficiency == b.efficiency;
+}
+
+}  // namespace scoville::workload

@@ -1,0 +1,52 @@
+#pragma once
+// The grouped-GEMM kernel a software stack runs the routed experts with, as the step planner lays
+// it out: each expert's tokens are the rows of its GEMMs, computed in tiles of `tile rows` rows,
+// so an expert's rows are padded to whole tiles. The tile's rows follow the step's routing as the
+// kernels choose them: the next power of two of the mean tokens per expert (all gates of the step
+// over all routed experts, whether held here or not), clamped to [min_tile_rows, max_tile_rows];
+// a kernel with one tile size has min = max. Sources, per kernel:
+//   - triton_kernels' matmul_ogs (vLLM and TensorRT-LLM on Hopper for MXFP4 experts):
+//     opt_flags block_m = max(16, min(next_power_of_2(tokens_per_expt), 128));
+//   - TensorRT-LLM's trtllm-gen MoE kernels on Blackwell (the tokens are the MMA's N side):
+//     tile_tokens_dim = min(max(next_power_of_2(tokens_per_expert), 8), 64);
+//   - DeepGEMM-style FP8 block-scaled grouped GEMMs on Hopper: every expert's rows aligned to 128.
+// Experts stored narrower than the compute precision (MXFP4 computed in BF16 or FP8 on a chip with
+// no FP4 datapath) are converted in the kernel's main loop: every tile of rows converts the weight
+// tile it multiplies, `convert_ops` vector element operations per weight element, on the vector
+// unit beside the tensor core's MMAs (the op's vector work, issued with its GEMMs).
+// Absent, the experts' GEMMs are exact: an expert with n tokens is an n-row GEMM.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/Schema.h"
+#include "tlm/Precision.h"
+
+namespace scoville::workload {
+
+struct MoeKernelConfig {
+  std::string name;
+  /// Expert weight precisions it serves (tlm precision names); empty: any.
+  std::vector<std::string> expertPrecisions;
+  int64_t minTileRows = 128;
+  int64_t maxTileRows = 128;
+  /// Vector element operations per weight element converted, per tile of rows (mixed input only).
+  double convertOps = 0.0;
+  /// Its achieved share of the modelled compute time, in place of the stack's moe_efficiency; 0:
+  /// the stack's.
+  double efficiency = 0.0;
+
+  /// Whether it runs experts stored at precision `p`.
+  bool serves(tlm::Precision p) const;
+  /// Rows per tile for a step routing `gates` token-expert pairs over `experts` routed experts.
+  uint64_t tileRows(uint64_t gates, uint64_t experts) const;
+  /// `rows` padded to whole tiles of `tile` rows.
+  static uint64_t padded(uint64_t rows, uint64_t tile) { return (rows + tile - 1) / tile * tile; }
+
+  static const config::Schema<MoeKernelConfig>& schema();
+};
+
+bool operator==(const MoeKernelConfig& a, const MoeKernelConfig& b);
+
+}  // namespace scoville::workload
