@@ -130,6 +130,45 @@ TEST_F(SoftwareStackCliTest, MixedInputEfficiencySlowsOnlyGemmsThatConvertTheirW
   EXPECT_EQ(fp4Mixed["results"]["metrics"], fp4["results"]["metrics"]) << "FP4 experts computed in FP4 convert nothing";
 }
 
+// A stack's MoE kernel (workloads/MoeKernel.h) on tiny-moe's MXFP4 experts computed in BF16: its
+// tile rows pad the experts' GEMMs (more FLOPs; on jalapeno's 128-deep arrays a short tile takes a
+// full tile's time anyway); its conversions run on the
+// vector unit while the weights load (a little costs nothing, much costs time); its own efficiency
+// stands in for moe_efficiency; a kernel for other precisions changes nothing.
+TEST_F(SoftwareStackCliTest, AMoeKernelPadsTheExpertsConvertsTheirWeightsAndCarriesItsOwnEfficiency) {
+  const auto moe = [&](const std::string& name, const std::string& body) {
+    std::vector<std::string> sets;
+    if (!body.empty()) sets.push_back(stack(name, body));
+    return run(name, sets, "jalapeno", "tiny-moe");
+  };
+  const auto unit = [](const Json& r, const char* u, const char* counter) {
+    return r["stats"]["platform"]["groups"]["chip0"]["groups"][u]["stats"][counter]["value"].get<double>();
+  };
+  const std::string tiles = "min_tile_rows: 64, max_tile_rows: 64";
+  const Json none = moe("k-none", "");
+  const Json padded = moe("k-pad", "moe_kernels:\n- {name: pad, " + tiles + "}\n");
+  const Json light = moe("k-light", "moe_kernels:\n- {name: light, " + tiles + ", convert_ops: 0.5}\n");
+  const Json heavy = moe("k-heavy", "moe_kernels:\n- {name: heavy, " + tiles + ", convert_ops: 200}\n");
+  const Json own = moe("k-own", "moe_kernels:\n- {name: own, efficiency: 0.1}\n");
+  const Json byClass = moe("k-class", "moe_efficiency: 0.1\nmoe_kernels:\n- {name: by-class}\n");
+  const Json other = moe("k-other", "moe_kernels:\n- {name: fp8, expert_precisions: [fp8], " + tiles + "}\n");
+  ASSERT_FALSE(none.empty() || padded.empty() || light.empty() || heavy.empty() || own.empty() || byClass.empty() ||
+               other.empty());
+  EXPECT_EQ(padded["inputs"]["software_stack"]["moe_kernels"][0].get<std::string>(), "pad");
+  EXPECT_GT(unit(padded, "tensor_core", "flops"), unit(none, "tensor_core", "flops"));
+  EXPECT_EQ(unit(padded, "vector_unit", "convert_ops"), 0.0);
+  EXPECT_GT(unit(light, "vector_unit", "convert_ops"), 0.0);
+  EXPECT_NEAR(unit(heavy, "vector_unit", "convert_ops") / unit(light, "vector_unit", "convert_ops"), 400.0, 1e-9)
+      << "the same tiles convert the same weights";
+  // Half a lane operation per weight is about 10 us a step: hidden behind the loads (in line it
+  // would add 19%).
+  EXPECT_NEAR(tpot(light), tpot(padded), 0.01 * tpot(padded)) << "converted while the weights load";
+  EXPECT_GT(tpot(heavy), 1.2 * tpot(padded)) << "a conversion longer than the load holds the tile";
+  EXPECT_DOUBLE_EQ(tpot(own), tpot(byClass));
+  EXPECT_GT(tpot(own), 1.5 * tpot(none));
+  EXPECT_EQ(other["results"]["metrics"], none["results"]["metrics"]) << "no kernel runs MXFP4 experts";
+}
+
 TEST_F(SoftwareStackCliTest, AKernelLaunchLatencyDelaysEveryKernelOfAStep) {
   const Json none = run("none-k", {});
   const Json launched = run("launched", {stack("launched", "kernel_launch: 20 us\n")});

@@ -5,10 +5,10 @@
 #include <random>
 
 #include "hw/power/DvfsGovernor.h"
-#include "tlm/ClockDomain.h"
-#include "tlm/Time.h"
 #include "power/EnergyLevels.h"
 #include "power/PowerMonitor.h"
+#include "tlm/ClockDomain.h"
+#include "tlm/Time.h"
 
 namespace scoville::power {
 namespace {
@@ -201,6 +201,22 @@ TEST(ChipPower, PricesEachLevel) {
               1e-15);
   // Every level's energy is its counts times the file's prices.
   EXPECT_NEAR(priced(e, chip.counts()), chip.dynamicJ(), 1e-15);
+}
+
+// A vector unit's weight conversions are priced by energy_per_convert_op, or energy_per_op without it.
+TEST(ChipPower, ConversionsHaveTheirOwnPriceOrTheElementOpsOne) {
+  ChipEnergyConfig e = energy();
+  e.vectorUnit.perOpJ = 60e-12;
+  e.vectorUnit.perConvertOpJ = 12e-12;
+  ChipPower chip("chip0", "test", e, 64.0, 700.0, kInterval);
+  chip.onActivity(event(tlm::Activity::kVectorOps, 1e6, 0, 1e-5));
+  chip.onActivity(event(tlm::Activity::kConvertOps, 2e6, 0, 1e-5));
+  EXPECT_NEAR(levelJ(chip, Level::kVectorUnit), 1e6 * 60e-12 + 2e6 * 12e-12, 1e-15);
+  EXPECT_NEAR(priced(e, chip.counts()), chip.dynamicJ(), 1e-15);
+  e.vectorUnit.perConvertOpJ = 0.0;
+  ChipPower unpriced("chip1", "test", e, 64.0, 700.0, kInterval);
+  unpriced.onActivity(event(tlm::Activity::kConvertOps, 2e6, 0, 1e-5));
+  EXPECT_NEAR(levelJ(unpriced, Level::kVectorUnit), 2e6 * 60e-12, 1e-15);
 }
 
 // The wires' energy follows the data: a constant (a fill) pays only their data-independent share.
