@@ -27,7 +27,9 @@
 //     query and KV blocks, its thread blocks scheduled on the chip's SMs, warp MMA, flash-decoding;
 //     workloads/AttentionKernel.h), which the chip's modules then time;
 //   - `moe_kernels`: the first that serves the model's expert precision runs the routed experts,
-//     each expert's tokens padded to its tiles' rows (workloads/MoeKernel.h);
+//     each expert's tokens padded to its tiles' rows, weights narrower than the compute converted
+//     on the vector unit while they load, and its own `efficiency` (when set) in place of
+//     `moe_efficiency` (workloads/MoeKernel.h);
 //   - with `kernel_launch` > 0 the step runs as kernels launched one after another on one stream,
 //     as a GPU does: a kernel (the consecutive tiles of one op class of one layer) starts
 //     `kernel_launch` after the previous kernel and the collective after it have ended, and its
