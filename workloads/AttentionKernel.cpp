@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "workloads/StepPlanSizes.h"
+
 namespace scoville::workload {
 
 using namespace scoville::config;
@@ -68,7 +70,7 @@ int AttentionKernelConfig::splits(uint64_t blocks, int units, uint64_t kvBlocks)
   if (static_cast<double>(blocks) >= k.fill * units) return 1;
   const uint64_t most =
       std::min<uint64_t>({static_cast<uint64_t>(k.maxSplits), static_cast<uint64_t>(units), kvBlocks});
-  const auto ceilDiv = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
+  using planning::ceilDiv;
   // A split count is eligible only when it changes the KV blocks per split (more splits with the
   // same blocks each would only add empty blocks).
   const auto eligible = [&](uint64_t s) { return s == 1 || ceilDiv(kvBlocks, s) != ceilDiv(kvBlocks, s - 1); };

@@ -463,7 +463,7 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip,
       if (block > 1 && !attention) {
         double padding = 1.0;
         for (tlm::GemmShape& g : op.gemms) {
-          const uint64_t padded = (g.m + block - 1) / block * block;
+          const uint64_t padded = planning::roundUp(g.m, block);
           padding = static_cast<double>(padded) / static_cast<double>(g.m);
           g.m = padded;
         }

@@ -13,7 +13,8 @@
 // Experts stored narrower than the compute precision (MXFP4 computed in BF16 or FP8 on a chip with
 // no FP4 datapath) are converted in the kernel's main loop: every tile of rows converts the weight
 // tile it multiplies, `convert_ops` vector element operations per weight element, on the vector
-// unit beside the tensor core's MMAs (the op's vector work, issued with its GEMMs).
+// unit while the tile's weights load (PlannedOp::convertOps; the step driver's load stream issues
+// them beside the loads, and the tile is ready when both are done).
 // Absent, the experts' GEMMs are exact: an expert with n tokens is an n-row GEMM.
 
 #include <cstdint>
@@ -41,8 +42,6 @@ struct MoeKernelConfig {
   bool serves(tlm::Precision p) const;
   /// Rows per tile for a step routing `gates` token-expert pairs over `experts` routed experts.
   uint64_t tileRows(uint64_t gates, uint64_t experts) const;
-  /// `rows` padded to whole tiles of `tile` rows.
-  static uint64_t padded(uint64_t rows, uint64_t tile) { return (rows + tile - 1) / tile * tile; }
 
   static const config::Schema<MoeKernelConfig>& schema();
 };

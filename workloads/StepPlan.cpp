@@ -22,8 +22,10 @@ namespace {
 
 using planning::aligned;
 using planning::bytesOf;
+using planning::ceilDiv;
 using planning::kNoExpert;
 using planning::kTileColumnAlign;
+using planning::roundUp;
 using planning::u;
 
 // Element operations per element of the vector work (first-order operation counts).
@@ -467,7 +469,7 @@ class StepPlanner::Builder {
     const double convert = p.m_moeKernel && mixedInput(eBits) ? p.m_moeKernel->convertOps : 0.0;
     const auto conversions = [&](PlannedOp& o) {
       for (const tlm::GemmShape& g : o.gemms) {
-        const double ops = convert * static_cast<double>(g.k * g.n * g.count * ((g.m + tileRows - 1) / tileRows));
+        const double ops = convert * static_cast<double>(g.k * g.n * g.count * ceilDiv(g.m, tileRows));
         o.vectorOps += ops;
         o.convertOps += ops;
       }
@@ -488,7 +490,7 @@ class StepPlanner::Builder {
     for (std::size_t e = 0; e < routed.size(); ++e) {
       if (routed[e] == 0 || w.experts[e] == kNoExpert) continue;
       expertTokens += routed[e];
-      const uint64_t n = MoeKernelConfig::padded(routed[e], tileRows);  // rows computed
+      const uint64_t n = roundUp(routed[e], tileRows);  // rows computed
       if (static_cast<double>(p.m_expertBytes) > tile) {
         // An expert larger than a buffer streams in column tiles of its own.
         flush();

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
+#include "workloads/StepPlanSizes.h"
+
 namespace scoville::workload {
 
 namespace {
 
-uint64_t ceilDiv(uint64_t a, uint64_t b) {
-  return (a + b - 1) / b;
-}
+using planning::ceilDiv;
 
 /// KV blocks of `block` tokens covering the attended tokens [first, last): a block's iterations.
 uint64_t kvIterations(uint64_t first, uint64_t last, uint64_t block) {

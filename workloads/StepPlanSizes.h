@@ -27,9 +27,20 @@ inline uint64_t bytesOf(uint64_t elements, tlm::Precision p) {
   return bytesOf(elements, tlm::bitsPerElement(p));
 }
 
+/// a / b rounded up (b > 0).
+inline uint64_t ceilDiv(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
+
+/// `n` rounded up to a whole number of `step` (step > 0): rows padded to whole tiles, bytes to
+/// whole pages.
+inline uint64_t roundUp(uint64_t n, uint64_t step) {
+  return ceilDiv(n, step) * step;
+}
+
 /// `bytes` rounded up to kAlignment.
 inline uint64_t aligned(uint64_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  return roundUp(bytes, kAlignment);
 }
 
 }  // namespace scoville::workload::planning

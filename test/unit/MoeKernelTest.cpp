@@ -14,6 +14,7 @@
 #include "workloads/MoeKernel.h"
 #include "workloads/SoftwareStack.h"
 #include "workloads/StepPlan.h"
+#include "workloads/StepPlanSizes.h"
 
 namespace scoville::workload::moe_kernel_test {
 
@@ -42,9 +43,9 @@ TEST(MoeKernel, TheTileIsTheNextPowerOfTwoOfTheMeanTokensPerExpertWithinItsBound
   EXPECT_EQ(gen.tileRows(4 * 8192, 128), 64u);
   const MoeKernelConfig fixed = kernel(128, 128);
   for (const uint64_t gates : {1ull, 1000ull, 100000ull}) EXPECT_EQ(fixed.tileRows(gates, 256), 128u);
-  EXPECT_EQ(MoeKernelConfig::padded(1, 16), 16u);
-  EXPECT_EQ(MoeKernelConfig::padded(16, 16), 16u);
-  EXPECT_EQ(MoeKernelConfig::padded(17, 16), 32u);
+  EXPECT_EQ(planning::roundUp(1, 16), 16u);
+  EXPECT_EQ(planning::roundUp(16, 16), 16u);
+  EXPECT_EQ(planning::roundUp(17, 16), 32u);
 }
 
 // Each expert's GEMMs compute its tokens padded to whole tiles; the weights it reads and the
