@@ -69,7 +69,7 @@ ServingEngine::ServingEngine(const sc_core::sc_module_name& name, platform::Plat
     StepRunner* runner = m_runners.back().get();
     sc_core::sc_spawn([runner] { runner->run(); }, "replicas");
   } else {
-    if (samplePeriod >= 2) m_samplingBlocker = samplingBlockerOf(platform);
+    if (samplePeriod >= 2) m_samplingBlocker = samplingBlockerOf();
     if (samplePeriod >= 2 && m_samplingBlocker.empty() && scenario.draftTokens() > 0) {
       m_samplingBlocker = "speculative decoding accepts a different number of tokens each step";
     }
@@ -112,15 +112,8 @@ std::optional<SamplingSummary> ServingEngine::sampling() const {
   return total;
 }
 
-std::string ServingEngine::samplingBlockerOf(platform::Platform& platform) const {
+std::string ServingEngine::samplingBlockerOf() const {
   if (m_set->kvMode->offChip()) return "off-chip KV placement: the fetches' links are shared with other replicas";
-  for (const auto& r : m_set->replicas) {
-    for (const int c : r->chips) {
-      if (platform.chip(c).powerManager().governed()) {
-        return fmt::format("chip {} runs a DVFS governor: its clocks may change between any two steps", c);
-      }
-    }
-  }
   return "";
 }
 

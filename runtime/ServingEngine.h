@@ -148,7 +148,7 @@ class ServingEngine : public sc_core::sc_module {
   std::string replicaClassesBlocker(const platform::PlatformConfig& platform,
                                     const workload::ScenarioConfig& scenario) const;
   /// Why sampled decode steps cannot stand for this run's steps; empty when they can.
-  std::string samplingBlockerOf(platform::Platform& platform) const;
+  std::string samplingBlockerOf() const;
 
   const workload::ModelConfig m_model;
   const workload::ScenarioConfig m_scenario;

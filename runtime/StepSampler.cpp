@@ -136,6 +136,7 @@ StepSampler::StepSampler(int period, Replica& replica, platform::Platform& platf
     // command counts are its own record (below).
     chip.stats().collectCounters(m_counters, {"power_manager"}, {});
     m_memories.push_back(&chip.hbm());
+    m_managers.push_back(&chip.powerManager());
   }
   m_recorders.push_back(std::make_unique<ActivityRecorder>(platform.networkActivity(), replica.chips, gapS));
   for (const auto& group : replica.groups) group->stats().collectCounters(m_counters, {}, {});
@@ -152,8 +153,16 @@ bool StepSampler::recordedPosition() const {
   return m_index == 1 || (m_index >= static_cast<uint64_t>(m_period) && m_index % static_cast<uint64_t>(m_period) == 0);
 }
 
+uint64_t StepSampler::pointChanges() const {
+  uint64_t changes = 0;
+  for (const hw::PowerManager* manager : m_managers) changes += manager->operatingPointChanges();
+  return changes;
+}
+
 bool StepSampler::replays(const workload::StepBatch& batch) {
-  bool steady = !batch.sequences.empty() && batch.sequences.size() == m_batch.size();
+  // A clock moved since the recording: its time no longer holds.
+  bool steady = !batch.sequences.empty() && batch.sequences.size() == m_batch.size() &&
+                (!m_recorded || pointChanges() == m_recordedChanges);
   for (std::size_t i = 0; i < batch.sequences.size() && steady; ++i) {
     const workload::StepSequence& q = batch.sequences[i];
     steady = q.tokens == 1 && q.context > 0 && q.request == m_batch[i];
@@ -190,6 +199,7 @@ void StepSampler::detailedStarted(const std::vector<std::shared_ptr<const worklo
   m_recording = !m_batch.empty() && recordedPosition();
   if (!m_recording) return;
   m_plans = plans;
+  m_changesAtStart = pointChanges();
   for (const auto& recorder : m_recorders) recorder->arm(m_start);
   for (std::size_t i = 0; i < m_counters.size(); ++i) m_before[i] = m_counters[i]->value();
   for (std::size_t i = 0; i < m_memories.size(); ++i) m_commandsBefore[i] = m_memories[i]->commands();
@@ -201,6 +211,12 @@ void StepSampler::detailedFinished() {
   if (!m_recording) return;
   m_recording = false;
   for (const auto& recorder : m_recorders) recorder->disarm();
+  if (pointChanges() != m_changesAtStart) {
+    // A clock moved during the step: it stands for no other. The next steady step records again.
+    m_recorded = false;
+    m_index = 0;
+    return;
+  }
   for (std::size_t i = 0; i < m_counters.size(); ++i) m_delta[i] = m_counters[i]->value() - m_before[i];
   for (std::size_t i = 0; i < m_memories.size(); ++i) {
     m_commandsDelta[i] = m_memories[i]->commands().since(m_commandsBefore[i]);
@@ -217,6 +233,7 @@ void StepSampler::detailedFinished() {
   m_recorded = true;
   m_recordedStart = m_start;
   m_recordedTime = time;
+  m_recordedChanges = m_changesAtStart;
 }
 
 void StepSampler::replayed(const sc_core::sc_time& start) {

@@ -32,9 +32,13 @@
 // bound the error of the replayed time (mean +- 1.96 standard errors), reported with the run.
 // A thermal model runs on: it hears the replayed activity, and what it changes (leakage, the HBM's
 // refresh rate) changes slowly against a sampling period; the detailed steps measure its effect.
-// Not sampled (ServingEngine and the run command decide): chips whose DVFS governor may change the
-// clocks between any two steps, off-chip KV, experts across replicas, traces and waveforms (they
-// record every transaction) and RTL co-simulation.
+// A DVFS governor (or a thermal limit) may move a chip's clock between any two steps: a recording
+// holds only while the replica's chips keep the operating points it was made at. A step whose
+// chips changed point since the recording, or a recording during which they changed, starts a new
+// run (two detailed steps); a change the replayed activity itself brings about (the governor hears
+// it) ends the run at the next step, so at most one replayed step runs at the old clock.
+// Not sampled (ServingEngine and the run command decide): off-chip KV, experts across replicas,
+// traces and waveforms (they record every transaction) and RTL co-simulation.
 
 #include <cstdint>
 #include <memory>
@@ -152,13 +156,18 @@ class StepSampler {
  private:
   /// Whether the current step of the run is one the replays copy: its second, and each period's last.
   bool recordedPosition() const;
+  /// Changes of operating point so far on the replica's simulated chips.
+  uint64_t pointChanges() const;
 
   int m_period;
   std::vector<std::unique_ptr<ActivityRecorder>> m_recorders;
   std::vector<stats::Counter*> m_counters;
-  std::vector<double> m_before;                   ///< counter values at the recorded step's start
-  std::vector<double> m_delta;                    ///< what the recorded step added
-  std::vector<hw::MemoryController*> m_memories;  ///< of the simulated chips
+  std::vector<double> m_before;                     ///< counter values at the recorded step's start
+  std::vector<double> m_delta;                      ///< what the recorded step added
+  std::vector<hw::MemoryController*> m_memories;    ///< of the simulated chips
+  std::vector<const hw::PowerManager*> m_managers;  ///< of the simulated chips
+  uint64_t m_changesAtStart = 0;                    ///< pointChanges() at the recording's start
+  uint64_t m_recordedChanges = 0;                   ///< pointChanges() when the recording ended
   std::vector<hw::DramCommandCounts> m_commandsBefore;
   std::vector<hw::DramCommandCounts> m_commandsDelta;
   std::vector<uint64_t> m_batch;  ///< requests of the current steady run, in order

@@ -52,6 +52,7 @@ void PowerManager::attach(tlm::ActivityBus& bus) {
 
 void PowerManager::moveTo(double timeS, std::size_t point) {
   m_point = point;
+  ++m_pointChangeCount;
   m_pointChanges.add();
   const double frequencyScale = m_energy->frequencyScaleAt(point);
   m_coreClock.setScale(frequencyScale);

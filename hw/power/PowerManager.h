@@ -13,6 +13,7 @@
 // is announced before the event is priced.
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -69,6 +70,8 @@ class PowerManager : public sc_core::sc_module, public tlm::ActivityListener {
   /// GovernorKind::kNone, kThermal without a thermal model, or fewer than two operating points.
   void govern(const power::GovernorConfig& config, double capW, const power::PowerSensor& sensor);
   bool governed() const { return m_governor != nullptr; }
+  /// How many times the core's DVFS point has changed so far (by a governor or a phase policy).
+  uint64_t operatingPointChanges() const { return m_pointChangeCount; }
 
   /// Announces the clocked-active time not yet announced, and with `thermal` integrates the
   /// thermal model to `endS` (call before reading the power model at the end of a run or of a
@@ -92,6 +95,7 @@ class PowerManager : public sc_core::sc_module, public tlm::ActivityListener {
   ArrayGate m_gate;
   tlm::ClockDomain m_coreClock;
   std::size_t m_point = 0;
+  uint64_t m_pointChangeCount = 0;
   tlm::ActivityBus* m_bus = nullptr;
   tlm::ActivitySource m_source;
   ClockGating m_gating;
