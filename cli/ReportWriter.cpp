@@ -87,18 +87,24 @@ void prepareOutputDirectory(const std::string& directory, const std::string& loc
 
 void startRunOutput(const std::string& directory) {
   prepareOutputDirectory(directory);
+  const auto remove = [](const fs::path& path) {
+    std::error_code removeError;
+    fs::remove(path, removeError);
+    if (removeError) throw OutputError(fmt::format("cannot remove {}: {}", path.string(), removeError.message()));
+  };
+  // The earlier report first: it is written last and stands for a whole set of outputs, so a run
+  // killed while it clears the others leaves none that claims to be whole.
+  remove(fs::path(directory) / "report.json");
+  // Fault injection for the crash-safety tests: die as kill -9 would, with the others still there.
+  if (const char* fault = std::getenv("SCOVILLE_FAULT_KILL_AFTER"); fault != nullptr && std::string(fault) == "clear") {
+    ::raise(SIGKILL);
+  }
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(directory, ec)) {
     const std::string name = entry.path().filename().string();
     // writeFileAtomically's temporaries: .NAME.tmp-PID
-    const bool output = name == "report.json" || name == "requests.csv" || name == "power.csv";
-    if (output || (name.size() > 1 && name[0] == '.' && name.find(".tmp-") != std::string::npos)) {
-      std::error_code removeError;
-      fs::remove(entry.path(), removeError);
-      if (removeError) {
-        throw OutputError(fmt::format("cannot remove {}: {}", entry.path().string(), removeError.message()));
-      }
-    }
+    const bool output = name == "requests.csv" || name == "power.csv";
+    if (output || (name.size() > 1 && name[0] == '.' && name.find(".tmp-") != std::string::npos)) remove(entry.path());
   }
 }
 
