@@ -40,6 +40,9 @@ const Schema<MoeKernelConfig>& MoeKernelConfig::schema() {
           .number("efficiency", &T::efficiency, optional("0"), between(0, 1),
                   "the kernel's achieved share of the modelled compute time, in place of the stack's moe_efficiency "
                   "for the experts it runs (what its modelled mechanisms leave unexplained); 0: moe_efficiency")
+          .choice("mma", &T::mma, {{"warpgroup", MmaKind::kWarpgroup}, {"warp", MmaKind::kWarp}}, optional("warpgroup"),
+                  "how it issues its MMAs: warpgroup (the array rate: Hopper's wgmma, Blackwell's tcgen05) or warp "
+                  "(Ampere-style mma.sync, at the chip's tensor_core.warp_mma_rate)")
           .rule("max_tile_rows", "max_tile_rows must be at least min_tile_rows",
                 [](const T& k) { return k.maxTileRows >= k.minTileRows; })
           .rule("expert_precisions", "expert_precisions must name precisions: fp32, bf16, fp8, fp4 or int4",
@@ -54,7 +57,8 @@ const Schema<MoeKernelConfig>& MoeKernelConfig::schema() {
 
 bool operator==(const MoeKernelConfig& a, const MoeKernelConfig& b) {
   return a.name == b.name && a.expertPrecisions == b.expertPrecisions && a.minTileRows == b.minTileRows &&
-         a.maxTileRows == b.maxTileRows && a.convertOps == b.convertOps && a.efficiency == b.efficiency;
+         a.maxTileRows == b.maxTileRows && a.convertOps == b.convertOps && a.efficiency == b.efficiency &&
+         a.mma == b.mma;
 }
 
 }  // namespace scoville::workload

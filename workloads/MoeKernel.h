@@ -9,7 +9,10 @@
 //     opt_flags block_m = max(16, min(next_power_of_2(tokens_per_expt), 128));
 //   - TensorRT-LLM's trtllm-gen MoE kernels on Blackwell (the tokens are the MMA's N side):
 //     tile_tokens_dim = min(max(next_power_of_2(tokens_per_expert), 8), 64);
-//   - DeepGEMM-style FP8 block-scaled grouped GEMMs on Hopper: every expert's rows aligned to 128.
+//   - DeepGEMM-style FP8 block-scaled grouped GEMMs on Hopper: every expert's rows aligned to 128;
+//   - vLLM's Marlin MoE (fused_marlin_moe, W4A16: what VLLM_MXFP4_USE_MARLIN=1 selects on Hopper):
+//     block_size_m the smallest of 8, 16, 32, 48, 64 above the mean tokens per expert / 0.9, here
+//     the power of two in [8, 64]; its MMAs are Ampere's warp-level mma.sync (`mma: warp`).
 // Experts stored narrower than the compute precision (MXFP4 computed in BF16 or FP8 on a chip with
 // no FP4 datapath) are converted in the kernel's main loop: every tile of rows converts the weight
 // tile it multiplies, `convert_ops` vector element operations per weight element, on the vector
@@ -23,6 +26,7 @@
 
 #include "config/Schema.h"
 #include "tlm/Precision.h"
+#include "workloads/AttentionKernel.h"
 
 namespace scoville::workload {
 
@@ -37,6 +41,8 @@ struct MoeKernelConfig {
   /// Its achieved share of the modelled compute time, in place of the stack's moe_efficiency; 0:
   /// the stack's.
   double efficiency = 0.0;
+  /// How it issues its MMAs: warp-level mma.sync runs at the chip's tensor_core.warp_mma_rate.
+  MmaKind mma = MmaKind::kWarpgroup;
 
   /// Whether it runs experts stored at precision `p`.
   bool serves(tlm::Precision p) const;

@@ -478,8 +478,10 @@ class StepPlanner::Builder {
     uint64_t tileBytes = 0;
     uint64_t expertTokens = 0;
     PlannedOp* op = nullptr;
+    const bool warpMma = p.m_moeKernel && p.m_moeKernel->mma == MmaKind::kWarp;
     const auto flush = [&] {
       if (op == nullptr) return;
+      op->warpMma = warpMma;
       for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, upWidth, hidden, count});
       for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, hidden, inter, count});
       if (convert > 0.0) conversions(*op);
@@ -497,8 +499,9 @@ class StepPlanner::Builder {
         const std::size_t first = plan.ops.size();
         weightGemm("experts", l, w.experts[e], hidden, upWidth, n, activation, eBits);
         weightGemm("experts", l, w.experts[e] + aligned(p.m_expertUpBytes), inter, hidden, n, 0.0, eBits);
-        if (convert > 0.0) {
-          for (std::size_t i = first; i < plan.ops.size(); ++i) conversions(plan.ops[i]);
+        for (std::size_t i = first; i < plan.ops.size(); ++i) {
+          plan.ops[i].warpMma = warpMma;
+          if (convert > 0.0) conversions(plan.ops[i]);
         }
         continue;
       }

@@ -111,6 +111,38 @@ TEST(MoeKernel, MixedInputExpertsAreConvertedOncePerTileOfRows) {
   EXPECT_DOUBLE_EQ(vectorOpsOf(native.plan(batch), "experts", 0), vectorOpsOf(nativePlain.plan(batch), "experts", 0));
 }
 
+// A kernel issued as warp-level mma.sync (Marlin) marks its experts' GEMMs so: the tensor core
+// runs them at the chip's warp_mma_rate. The router and the attention's GEMMs keep the array rate.
+TEST(MoeKernel, AWarpMmaKernelMarksItsExpertGemmsAndNothingElse) {
+  const ModelConfig m = shippedModel("tiny-moe");
+  const std::vector<uint64_t> tokens = {0, 3, 0, 0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 4, 0};
+  const Routing routed = routing(m, [&](int, int e) { return tokens[u(e)]; });
+  const StepBatch batch = decodes(4, 100, &routed);
+  StepPlanner planner(m, jalapeno(), ModelShard{});
+  MoeKernelConfig k = kernel(8, 64);
+  const auto warp = [&] {
+    planner.setMoeKernel(&k);
+    int experts = 0;
+    int others = 0;
+    for (const PlannedOp& op : planner.plan(batch).ops) {
+      if (!op.warpMma) continue;
+      (op.name == "experts" ? experts : others) += 1;
+    }
+    return std::make_pair(experts, others);
+  };
+  EXPECT_EQ(warp(), std::make_pair(0, 0)) << "warpgroup, the default";
+  k.mma = MmaKind::kWarp;
+  const auto [experts, others] = warp();
+  EXPECT_EQ(experts, m.layers) << "one experts op a layer, each marked";
+  EXPECT_EQ(others, 0);
+  hw::TensorCoreConfig tc = jalapeno().tensorCore;
+  tc.warpMmaRate = 0.667;
+  const tlm::GemmShape g{4096, 4096, 4096, 1};  // large enough that the array's fill is negligible
+  EXPECT_NEAR(static_cast<double>(tc.gemmCycles(g, tlm::Precision::kBf16, true)) /
+                  static_cast<double>(tc.gemmCycles(g, tlm::Precision::kBf16, false)),
+              1.0 / 0.667, 0.01);
+}
+
 SoftwareStackConfig stack(const std::string& kernels) {
   return SoftwareStackConfig::schema().parse(config::loadConfigText(
       "software_stack", "name: s\ndescription: d\nframework: f\nhardware: h\nmoe_kernels:\n" + kernels, "s.yaml"));
@@ -128,6 +160,7 @@ TEST(MoeKernel, AStackRunsEachExpertPrecisionWithItsFirstKernelThatServesIt) {
   EXPECT_EQ(s.moeKernelFor(tlm::Precision::kBf16), nullptr);
   EXPECT_FALSE(s.ideal());
   EXPECT_EQ(stack("- {name: any}\n").moeKernelFor(tlm::Precision::kBf16)->name, "any");
+  EXPECT_EQ(stack("- {name: marlin, mma: warp}\n").moeKernelFor(tlm::Precision::kFp4)->mma, MmaKind::kWarp);
 }
 
 TEST(MoeKernel, ABadKernelIsRefusedNamingItsKey) {
@@ -145,6 +178,7 @@ TEST(MoeKernel, ABadKernelIsRefusedNamingItsKey) {
   refused("- {name: k, tile_row: 16}\n", "tile_row");
   refused("- {name: k, convert_ops: -1}\n", "convert_ops");
   refused("- {min_tile_rows: 16}\n", "name");
+  refused("- {name: k, mma: wgmma}\n", "mma");
 }
 
 }  // namespace scoville::workload::moe_kernel_test
