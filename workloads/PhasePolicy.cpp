@@ -35,16 +35,24 @@ double predictedCoreS(const hw::ChipConfig& chip, const CorePoints& points, cons
   tc.count = setting.arrays;
   double tensorCycles = 0.0;
   double vectorCycles = 0.0;
+  double convertCycles = 0.0;
   for (const PlannedOp& op : plan.ops) {
     // A fused kernel's work is stretched by its blocks' schedule, as the modules time it.
     const double stretch = op.grid ? hw::gridStretch(*op.grid, tc.computeUnits()) : 1.0;
     for (const tlm::GemmShape& g : op.gemms) {
       tensorCycles += static_cast<double>(tc.gemmCycles(g, plan.computePrecision, op.warpMma)) * stretch;
     }
-    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps, op.specialOps)) * stretch;
+    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps - op.convertOps, op.specialOps)) * stretch;
+    if (op.convertOps > 0.0) convertCycles += static_cast<double>(chip.vectorUnit.cycles(op.convertOps));
   }
+  // The weight conversions run beside the loads (the step driver's load stream), on the vector
+  // unit the compute stream's element work shares: the core is busy for the compute stream's time
+  // or the vector unit's, whichever is longer.
+  const double vectorClock = chip.vectorUnit.clockHz;
+  const double computeS = tensorCycles / tc.clockHz + vectorCycles / vectorClock;
+  const double vectorS = (vectorCycles + convertCycles) / vectorClock;
   const double scale = points.frequencyScale.at(setting.point);
-  return (tensorCycles / tc.clockHz + vectorCycles / chip.vectorUnit.clockHz) / scale;
+  return std::max(computeS, vectorS) / scale;
 }
 
 namespace {
@@ -57,7 +65,9 @@ double predictedCoreJ(const hw::ChipConfig& chip, const CorePoints& points, cons
   const power::ChipEnergyConfig& e = *chip.power;
   double dynamic = 0.0, memoryS = 0.0;
   for (const StepPlan* plan : plans) {
-    dynamic += plan->flops * e.tensorCore.perFlop.of(plan->computePrecision) + plan->vectorOps * e.vectorUnit.perOpJ;
+    const double convertJ = e.vectorUnit.perConvertOpJ > 0.0 ? e.vectorUnit.perConvertOpJ : e.vectorUnit.perOpJ;
+    dynamic += plan->flops * e.tensorCore.perFlop.of(plan->computePrecision) +
+               (plan->vectorOps - plan->convertOps) * e.vectorUnit.perOpJ + plan->convertOps * convertJ;
     memoryS = std::max(memoryS, plan->memoryBoundS(chip));
   }
   const double v = points.voltageScale.at(s.point);

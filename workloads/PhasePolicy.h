@@ -69,7 +69,9 @@ struct CorePoints {
 };
 
 /// Predicted core time of `plan` on `chip` at `setting`: every GEMM's TensorCoreConfig::gemmCycles with
-/// `setting.arrays` arrays and every op's VectorUnitConfig::cycles, at the point's clock.
+/// `setting.arrays` arrays and every op's VectorUnitConfig::cycles, at the point's clock. Weight
+/// conversions (PlannedOp::convertOps) run beside the loads, not after the GEMMs: they count in the
+/// vector unit's time, which the core time is at least.
 double predictedCoreS(const hw::ChipConfig& chip, const CorePoints& points, const StepPlan& plan,
                       const PhaseSetting& setting);
 

@@ -102,6 +102,7 @@ class StepPlanner::Builder {
       plan.hostKvBytes += static_cast<double>(op.bytesOn(hw::KvTier::kHost));
       plan.flops += op.flops();
       plan.vectorOps += op.vectorOps;
+      plan.convertOps += op.convertOps;
     }
     return std::move(plan);
   }

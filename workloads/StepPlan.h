@@ -187,6 +187,7 @@ struct StepPlan {
   double hostKvBytes = 0.0;      ///< KV bytes it reads and writes in host memory (offload_to_host)
   double flops = 0.0;            ///< all FLOPs of the step's GEMMs
   double vectorOps = 0.0;        ///< all element operations of the step (norms, softmax, activations)
+  double convertOps = 0.0;       ///< of vectorOps, the weight conversions (PlannedOp::convertOps)
   double expertTokens = 0.0;     ///< tokens x experts this chip computed (mixture of experts)
   /// Switching activity of the data the step moves relative to random data (tlm::OpExtension::
   /// dataToggle): 1 for weights, activations and KV; a kernel filling memory with a constant, 0.

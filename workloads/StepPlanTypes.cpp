@@ -81,6 +81,7 @@ void StepPlan::appendDraft(StepPlan&& pass) {
   hostKvBytes += pass.hostKvBytes;
   flops += pass.flops;
   vectorOps += pass.vectorOps;
+  convertOps += pass.convertOps;
   expertTokens += pass.expertTokens;
 }
 

@@ -3,9 +3,9 @@
 // schema.
 #include <gtest/gtest.h>
 
-#include "test/support/Shipped.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "test/support/Shipped.h"
 #include "workloads/PhasePolicy.h"
 #include "workloads/StepPlan.h"
 
@@ -115,6 +115,32 @@ TEST(PhasePolicyTest, BandwidthOptFallsBackOnAComputeBoundStep) {
 
 ServingPolicyConfig parse(const std::string& yaml) {
   return ServingPolicyConfig::schema().parse(config::loadConfigText("serving", yaml, "s.yaml"));
+}
+
+// Weight conversions (a MoE kernel's convert_ops) run beside the loads on the vector unit: they
+// add to the predicted core time only when the vector unit's whole work outlasts the compute
+// stream's.
+TEST(PhasePolicyTest, ConversionsCountInTheVectorUnitsTimeNotAfterTheGemms) {
+  const StepPlan decode = plan(8, 1024, 1);
+  const CorePoints points = CorePoints::of(jalapeno());
+  const PhaseSetting nominal{0, jalapeno().tensorCore.count};
+  const double base = predictedCoreS(jalapeno(), points, decode, nominal);
+  const auto withConversions = [&](double ops) {
+    StepPlan p = decode;
+    p.ops.front().vectorOps += ops;
+    p.ops.front().convertOps += ops;
+    p.vectorOps += ops;
+    p.convertOps += ops;
+    return predictedCoreS(jalapeno(), points, p, nominal);
+  };
+  const hw::VectorUnitConfig& v = jalapeno().vectorUnit;
+  const double lanesPerS = 1e9 * v.clockHz / static_cast<double>(v.cycles(1e9));  // element ops a second
+  // A tenth of the step's core time in conversions hides behind the compute stream.
+  EXPECT_DOUBLE_EQ(withConversions(0.1 * base * lanesPerS), base);
+  // Twice the step's core time of them binds: the vector unit's time is the core's.
+  const double heavy = withConversions(2.0 * base * lanesPerS);
+  EXPECT_GT(heavy, 1.9 * base);
+  EXPECT_LT(heavy, 3.1 * base);
 }
 
 TEST(PhasePolicyTest, ServingBlockSchemaNamesTheBadKey) {
