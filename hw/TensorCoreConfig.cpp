@@ -86,7 +86,7 @@ const Schema<TensorCoreConfig>& TensorCoreConfig::schema() {
                    "kernel's thread blocks are scheduled onto them (waves, unequal blocks); 0: every array is one")
           .number("warp_mma_rate", &TensorCoreConfig::warpMmaRate, optional("1"), between(0.01, 1),
                   "share of the array rate reached by GEMMs a kernel issues as warp-level MMA instructions "
-                  "(Hopper's mma.sync against wgmma; the attention kernel's `mma: warp`); 1: no difference")
+                  "(Hopper's mma.sync against wgmma; an attention or MoE kernel's `mma: warp`); 1: no difference")
           .rule("units",
                 "tensor_core.units must divide tensor_core.count (the arrays are spread evenly over the units)",
                 [](const TensorCoreConfig& c) { return c.units == 0 || c.count % c.units == 0; })
