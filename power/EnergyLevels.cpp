@@ -98,8 +98,7 @@ double priceOf(const ChipEnergyConfig& e, Counter counter) {
     case Counter::kFlopsFp4: return e.tensorCore.perFlop.fp4;
     case Counter::kOperandBytes: return e.tensorCore.operandJPerByte;
     case Counter::kVectorOps: return e.vectorUnit.perOpJ;
-    case Counter::kConvertOps:
-      return e.vectorUnit.perConvertOpJ > 0.0 ? e.vectorUnit.perConvertOpJ : e.vectorUnit.perOpJ;
+    case Counter::kConvertOps: return e.vectorUnit.convertOpJ();
     case Counter::kSramReadBytes: return e.sram.readJPerByte;
     case Counter::kSramWriteBytes: return e.sram.writeJPerByte;
     case Counter::kLlcReadBytes: return e.llc ? e.llc->readJPerByte : 0.0;

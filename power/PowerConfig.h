@@ -45,6 +45,8 @@ struct VectorUnitEnergy {
   /// Per lane operation of a weight conversion in registers (MoeKernel convert_ops); 0: perOpJ.
   double perConvertOpJ = 0.0;
   double staticW = 0.0;
+  /// What a conversion's lane operation costs: perConvertOpJ, or perOpJ where it is not given.
+  double convertOpJ() const { return perConvertOpJ > 0.0 ? perConvertOpJ : perOpJ; }
   static const config::Schema<VectorUnitEnergy>& schema();
 };
 

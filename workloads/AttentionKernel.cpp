@@ -30,6 +30,10 @@ const Schema<SplitKvConfig>& SplitKvConfig::schema() {
   return s;
 }
 
+std::vector<std::pair<std::string, MmaKind>> mmaKindNames() {
+  return {{"warpgroup", MmaKind::kWarpgroup}, {"warp", MmaKind::kWarp}};
+}
+
 const Schema<AttentionKernelConfig>& AttentionKernelConfig::schema() {
   using T = AttentionKernelConfig;
   static const Schema<T> s =
@@ -39,7 +43,7 @@ const Schema<AttentionKernelConfig>& AttentionKernelConfig::schema() {
                 "(tensor_core.units), softmax exps on its special-function lanes. Absent: exact GEMMs spread "
                 "evenly over the arrays.")
           .text("name", &T::name, required(), "the kernel it stands for, with its source")
-          .choice("mma", &T::mma, {{"warpgroup", MmaKind::kWarpgroup}, {"warp", MmaKind::kWarp}}, optional("warpgroup"),
+          .choice("mma", &T::mma, mmaKindNames(), optional("warpgroup"),
                   "the MMA instructions its GEMMs are issued as: warpgroup (the array rate) or warp (mma.sync, at "
                   "the chip's tensor_core.warp_mma_rate)")
           .integer("query_block", &T::queryBlock, optional("128"), between(1, 4096),

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/Schema.h"
 
@@ -22,6 +24,8 @@ enum class MmaKind {
   kWarpgroup,  ///< the array rate (Hopper's wgmma, Blackwell's tcgen05)
   kWarp,       ///< warp-level mma.sync, at the chip's tensor_core.warp_mma_rate
 };
+/// MmaKind's names in a kernel's YAML (`mma`), for Schema::choice.
+std::vector<std::pair<std::string, MmaKind>> mmaKindNames();
 
 /// Flash-decoding: the decode kernel splits each sequence's KV over `splits` blocks when the
 /// unsplit grid would leave units idle, and a combine kernel merges the partial results.

@@ -40,7 +40,7 @@ const Schema<MoeKernelConfig>& MoeKernelConfig::schema() {
           .number("efficiency", &T::efficiency, optional("0"), between(0, 1),
                   "the kernel's achieved share of the modelled compute time, in place of the stack's moe_efficiency "
                   "for the experts it runs (what its modelled mechanisms leave unexplained); 0: moe_efficiency")
-          .choice("mma", &T::mma, {{"warpgroup", MmaKind::kWarpgroup}, {"warp", MmaKind::kWarp}}, optional("warpgroup"),
+          .choice("mma", &T::mma, mmaKindNames(), optional("warpgroup"),
                   "how it issues its MMAs: warpgroup (the array rate: Hopper's wgmma, Blackwell's tcgen05) or warp "
                   "(Ampere-style mma.sync, at the chip's tensor_core.warp_mma_rate)")
           .rule("max_tile_rows", "max_tile_rows must be at least min_tile_rows",

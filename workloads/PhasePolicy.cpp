@@ -65,9 +65,9 @@ double predictedCoreJ(const hw::ChipConfig& chip, const CorePoints& points, cons
   const power::ChipEnergyConfig& e = *chip.power;
   double dynamic = 0.0, memoryS = 0.0;
   for (const StepPlan* plan : plans) {
-    const double convertJ = e.vectorUnit.perConvertOpJ > 0.0 ? e.vectorUnit.perConvertOpJ : e.vectorUnit.perOpJ;
     dynamic += plan->flops * e.tensorCore.perFlop.of(plan->computePrecision) +
-               (plan->vectorOps - plan->convertOps) * e.vectorUnit.perOpJ + plan->convertOps * convertJ;
+               (plan->vectorOps - plan->convertOps) * e.vectorUnit.perOpJ +
+               plan->convertOps * e.vectorUnit.convertOpJ();
     memoryS = std::max(memoryS, plan->memoryBoundS(chip));
   }
   const double v = points.voltageScale.at(s.point);
