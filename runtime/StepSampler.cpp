@@ -199,7 +199,7 @@ void StepSampler::detailedStarted(const std::vector<std::shared_ptr<const worklo
   m_recording = !m_batch.empty() && recordedPosition();
   if (!m_recording) return;
   m_plans = plans;
-  m_changesAtStart = pointChanges();
+  m_recordedChanges = pointChanges();
   for (const auto& recorder : m_recorders) recorder->arm(m_start);
   for (std::size_t i = 0; i < m_counters.size(); ++i) m_before[i] = m_counters[i]->value();
   for (std::size_t i = 0; i < m_memories.size(); ++i) m_commandsBefore[i] = m_memories[i]->commands();
@@ -211,7 +211,7 @@ void StepSampler::detailedFinished() {
   if (!m_recording) return;
   m_recording = false;
   for (const auto& recorder : m_recorders) recorder->disarm();
-  if (pointChanges() != m_changesAtStart) {
+  if (pointChanges() != m_recordedChanges) {
     // A clock moved during the step: it stands for no other. The next steady step records again.
     m_recorded = false;
     m_index = 0;
@@ -233,7 +233,6 @@ void StepSampler::detailedFinished() {
   m_recorded = true;
   m_recordedStart = m_start;
   m_recordedTime = time;
-  m_recordedChanges = m_changesAtStart;
 }
 
 void StepSampler::replayed(const sc_core::sc_time& start) {

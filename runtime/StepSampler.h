@@ -166,8 +166,9 @@ class StepSampler {
   std::vector<double> m_delta;                      ///< what the recorded step added
   std::vector<hw::MemoryController*> m_memories;    ///< of the simulated chips
   std::vector<const hw::PowerManager*> m_managers;  ///< of the simulated chips
-  uint64_t m_changesAtStart = 0;                    ///< pointChanges() at the recording's start
-  uint64_t m_recordedChanges = 0;                   ///< pointChanges() when the recording ended
+  /// pointChanges() at the recording's start: a recording that ends with another stands for no
+  /// step, and the replays hold only while it stays the same.
+  uint64_t m_recordedChanges = 0;
   std::vector<hw::DramCommandCounts> m_commandsBefore;
   std::vector<hw::DramCommandCounts> m_commandsDelta;
   std::vector<uint64_t> m_batch;  ///< requests of the current steady run, in order
