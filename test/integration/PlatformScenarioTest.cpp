@@ -7,15 +7,16 @@
 #include <map>
 #include <string>
 
-#include "platforms/Platform.h"
-#include "platforms/PlatformSummary.h"
-#include "runtime/PlatformDecode.h"
-#include "test/support/Elaboration.h"
-#include "test/support/Shipped.h"
-#include "tlm/ActivityBus.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
 #include "config/Units.h"
+#include "platforms/Platform.h"
+#include "platforms/PlatformSummary.h"
+#include "runtime/PlatformDecode.h"
+#include "test/support/ConfigErrors.h"
+#include "test/support/Elaboration.h"
+#include "test/support/Shipped.h"
+#include "tlm/ActivityBus.h"
 
 namespace scoville::test {
 namespace {
@@ -79,12 +80,13 @@ TEST(PlatformFit, ModelThatDoesNotFitIsRefusedWithPerChipNumbers) {
   platform::PlatformConfig config = shippedPlatform("h100-hgx8");
   config.placement.tp = 1;
   config.placement.dp = 8;
-  try {
-    runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024));
-    ADD_FAILURE() << "a 141 GB model accepted on 80 GB chips";
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
-    const std::string m = e.message();
+  {
+    const std::optional<config::ConfigError> e = test::configErrorOf(
+        [&] { runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024)); },
+        "a 141 GB model accepted on 80 GB chips");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
+    const std::string m = e->message();
     EXPECT_NE(m.find("tp 1 x dp 8"), std::string::npos) << m;
     EXPECT_NE(m.find("on 8 of its chips"), std::string::npos) << m;
     for (int chip = 0; chip < 8; ++chip) {
@@ -175,15 +177,14 @@ TEST(PlatformFit, SlidingWindowLayersHoldOnlyTheirWindow) {
   // The cache after the step: 64 Ki tokens of the full layers, 128 of the window layers.
   EXPECT_DOUBLE_EQ(plan.kvBytes, static_cast<double>(fits * planner.stageLayers() / 2 *
                                                      planner.kvBytesPerTokenPerLayer() * (context + 1 + 128)));
-  try {
-    runtime::planDecodeStep(model, decodeStep(fits + 1, static_cast<int>(context)), chip);
-    ADD_FAILURE() << "one request more than the HBM holds accepted";
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
-    const double kv = static_cast<double>(planner.kvBytesFor(context + 1) * (fits + 1));
-    EXPECT_NE(e.message().find("KV cache " + config::formatQuantity(kv, config::dim::kBytes)), std::string::npos)
-        << e.message();
-  }
+  const std::optional<config::ConfigError> e = test::configErrorOf(
+      [&] { runtime::planDecodeStep(model, decodeStep(fits + 1, static_cast<int>(context)), chip); },
+      "one request more than the HBM holds accepted");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
+  const double kv = static_cast<double>(planner.kvBytesFor(context + 1) * (fits + 1));
+  EXPECT_NE(e->message().find("KV cache " + config::formatQuantity(kv, config::dim::kBytes)), std::string::npos)
+      << e->message();
 }
 
 // Eight pipeline stages of Llama 3.1 70B on eight chips: one token passes every stage in turn, so

@@ -11,6 +11,7 @@
 #include "hw/GridSchedule.h"
 #include "hw/TensorCoreConfig.h"
 #include "hw/VectorUnitConfig.h"
+#include "test/support/ConfigErrors.h"
 #include "test/support/Shipped.h"
 #include "workloads/AttentionKernel.h"
 #include "workloads/KernelBench.h"
@@ -278,16 +279,20 @@ TEST(AttentionKernelPlan, ADatasetsKernelAndAKernelsQueryBlockConflict) {
   const std::string head =
       "name: t\ndescription: d\nhardware: H200\nplatform: h200-hgx8\ndate: '2026-12-04'\nsource: s\nmethod: m\n"
       "attention_kernel: {name: fa2, mma: warp}\nkernels:\n";
-  try {
-    KernelDataset::schema().parse(config::loadConfigText(
-        "kernels",
-        head + "- {id: a, kind: attention_decode, context: 8, heads: 8, kv_heads: 8, head_dim: 8, query_block: 64, "
-               "time: 1 us}\n",
-        "k.yaml"));
-    ADD_FAILURE() << "accepted";
-  } catch (const config::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("query_block"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("attention_kernel"), std::string::npos) << e.what();
+  {
+    const std::optional<config::ConfigError> e = test::configErrorOf(
+        [&] {
+          KernelDataset::schema().parse(config::loadConfigText(
+              "kernels",
+              head +
+                  "- {id: a, kind: attention_decode, context: 8, heads: 8, kv_heads: 8, head_dim: 8, query_block: 64, "
+                  "time: 1 us}\n",
+              "k.yaml"));
+        },
+        "accepted");
+    ASSERT_TRUE(e);
+    EXPECT_NE(std::string(e->what()).find("query_block"), std::string::npos) << e->what();
+    EXPECT_NE(std::string(e->what()).find("attention_kernel"), std::string::npos) << e->what();
   }
   EXPECT_THROW(KernelDataset::schema().parse(config::loadConfigText(
                    "kernels",

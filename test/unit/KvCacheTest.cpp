@@ -5,11 +5,12 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "config/ConfigError.h"
+#include "config/Loader.h"
 #include "hw/kv/KvBlockAllocator.h"
 #include "hw/kv/KvCacheConfig.h"
 #include "hw/kv/KvPlacementPolicy.h"
-#include "config/ConfigError.h"
-#include "config/Loader.h"
+#include "test/support/ConfigErrors.h"
 
 namespace scoville::hw {
 namespace {
@@ -83,13 +84,9 @@ TEST(KvCacheConfig, ParsesEveryKeyAndHasDocumentedDefaults) {
 
 TEST(KvCacheConfig, RejectsUnknownPolicyZeroBlockTokensAndUnknownKeys) {
   auto kindOf = [](const std::string& yaml) {
-    try {
-      KvCacheConfig::schema().parse(config::loadConfigText("kv_cache", yaml, "kv.yaml"));
-    } catch (const config::ConfigError& e) {
-      return e.kind();
-    }
-    ADD_FAILURE() << "accepted: " << yaml;
-    return config::ErrorKind::kInvalidConfig;
+    const std::optional<config::ConfigError> e = test::configErrorOf(
+        [&] { KvCacheConfig::schema().parse(config::loadConfigText("kv_cache", yaml, "kv.yaml")); }, yaml);
+    return e ? e->kind() : config::ErrorKind::kInvalidConfig;
   };
   EXPECT_EQ(kindOf("placement: {impl: spill_to_host}\n"), config::ErrorKind::kOutOfRange);
   EXPECT_EQ(kindOf("placement: {iml: local_first}\n"), config::ErrorKind::kUnknownKey);

@@ -1,10 +1,11 @@
 #include <gtest/gtest.h>
 
-#include "hw/chip/ChipConfig.h"
-#include "runtime/PlatformDecode.h"
-#include "test/support/Shipped.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "hw/chip/ChipConfig.h"
+#include "runtime/PlatformDecode.h"
+#include "test/support/ConfigErrors.h"
+#include "test/support/Shipped.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/StepPlan.h"
 
@@ -46,53 +47,52 @@ TEST(StepPlan, MovesEveryWeightOnceAndTheWholeKvCache) {
 TEST(StepPlan, RejectsAModelThatDoesNotFitWithTheNumbers) {
   ModelConfig m = shippedModel("llama-3.1-70b");
   m.weightPrecision = tlm::Precision::kFp32;
-  try {
-    planDecodeStep(m, decodeStep(1, 8192), shippedChip("jalapeno"));
-    FAIL();
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
-    EXPECT_NE(e.message().find("282.2 GB"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("216 GB"), std::string::npos) << e.message();
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { planDecodeStep(m, decodeStep(1, 8192), shippedChip("jalapeno")); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
+    EXPECT_NE(e->message().find("282.2 GB"), std::string::npos) << e->message();
+    EXPECT_NE(e->message().find("216 GB"), std::string::npos) << e->message();
   }
 }
 
 TEST(StepPlan, RejectsAnSramTooSmallForOneWeightTile) {
   hw::ChipConfig chip = shippedChip("jalapeno");
   chip.sram.capacityBytes = 4 << 20;  // 2 MiB buffers; a 128-column tile of K = 28672 needs 7 MiB
-  try {
-    planDecodeStep(shippedModel("llama-3.1-70b"), decodeStep(1, 16), chip);
-    FAIL();
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.kind(), config::ErrorKind::kDoesNotFit);
-    EXPECT_NE(e.message().find("staging buffer"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("7.34 MB"), std::string::npos) << e.message();
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { planDecodeStep(shippedModel("llama-3.1-70b"), decodeStep(1, 16), chip); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
+    EXPECT_NE(e->message().find("staging buffer"), std::string::npos) << e->message();
+    EXPECT_NE(e->message().find("7.34 MB"), std::string::npos) << e->message();
   }
 }
 
 TEST(StepPlan, RejectsAPrecisionTheChipCannotCompute) {
   ModelConfig m = shippedModel("tiny-dense");
   m.computePrecision = tlm::Precision::kFp32;
-  try {
-    planDecodeStep(m, decodeStep(1, 16), shippedChip("jalapeno"));
-    FAIL();
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.kind(), config::ErrorKind::kInvalidConfig);
-    EXPECT_NE(e.message().find("fp32"), std::string::npos);
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { planDecodeStep(m, decodeStep(1, 16), shippedChip("jalapeno")); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), config::ErrorKind::kInvalidConfig);
+    EXPECT_NE(e->message().find("fp32"), std::string::npos);
   }
 }
 
 TEST(ModelConfig, HeadsMustDivide) {
-  try {
+  const std::optional<config::ConfigError> e = test::configErrorOf([&] {
     ModelConfig::schema().parse(config::loadConfigText(
         "model",
         "name: x\nfamily: dense\nlayers: 1\nhidden: 64\nq_heads: 6\nkv_heads: 4\nhead_dim: 16\n"
         "ffn_intermediate: 128\nvocab: 10\nweight_precision: bf16\ncompute_precision: bf16\nkv_precision: bf16\n",
         "m.yaml"));
-    FAIL();
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.kind(), config::ErrorKind::kInvalidConfig);
-    EXPECT_EQ(e.location(), "m.yaml:6:11");
-  }
+  });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), config::ErrorKind::kInvalidConfig);
+  EXPECT_EQ(e->location(), "m.yaml:6:11");
 }
 
 // Published totals and active parameters (../shared/reference/models.yaml). "Active" counts what

@@ -4,10 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "hw/network/Collective.h"
-#include "hw/network/NetworkConfig.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "hw/network/Collective.h"
+#include "hw/network/NetworkConfig.h"
+#include "test/support/ConfigErrors.h"
 
 namespace scoville::hw {
 namespace {
@@ -147,13 +148,8 @@ TEST(NetworkSchedule, UnsupportedCombinationsAreRejectedByName) {
 /// The message of the ConfigError `parse` throws; fails the test if it does not throw one.
 template <class F>
 std::string configError(F parse) {
-  try {
-    parse();
-  } catch (const config::ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no ConfigError";
-  return "";
+  const std::optional<config::ConfigError> e = test::configErrorOf(parse);
+  return e ? e->what() : "";
 }
 
 CollectiveConfig parseCollective(const std::string& yaml) {

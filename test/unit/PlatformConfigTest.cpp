@@ -8,6 +8,7 @@
 #include "config/Loader.h"
 #include "platforms/PlatformConfig.h"
 #include "runtime/PlatformDecode.h"
+#include "test/support/ConfigErrors.h"
 #include "test/support/Shipped.h"
 #include "test/support/Subprocess.h"
 #include "workloads/StepPlan.h"
@@ -40,14 +41,11 @@ PlatformConfig parse(const std::string& text, const std::vector<std::pair<std::s
 
 /// Parses `text`, expecting a ConfigError of `kind` whose text mentions every one of `mentions`.
 void expectError(const std::string& text, ErrorKind kind, const std::vector<std::string>& mentions) {
-  try {
-    parse(text);
-    ADD_FAILURE() << "accepted:\n" << text;
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    const std::string all = e.location() + " " + e.message();
-    for (const std::string& m : mentions) EXPECT_NE(all.find(m), std::string::npos) << m << " not in: " << all;
-  }
+  const std::optional<config::ConfigError> e = test::configErrorOf([&] { parse(text); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), kind) << e->what();
+  const std::string all = e->location() + " " + e->message();
+  for (const std::string& m : mentions) EXPECT_NE(all.find(m), std::string::npos) << m << " not in: " << all;
 }
 
 const std::string kSwitch8 = "  topology: switched\n  switch: {ports: 64, hop_latency: 250 ns, input_buffer: 256 KiB}";
@@ -71,20 +69,24 @@ TEST(PlatformConfig, OverridesReachIntoListsAndIncludedFiles) {
   EXPECT_DOUBLE_EQ(c.chipConfig(0).hbm.bandwidthBytesPerS, 9e12);
   EXPECT_EQ(c.chipCount(), 16);
   // An error in an overridden included value names the option, not the file.
-  try {
-    parse(platformText(8, kSwitch8, "  tp: 8"), {{"chip_types[0].hbm.bandwidth", "9 TB"}});
-    ADD_FAILURE() << "a size accepted as a bandwidth";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kBadUnit);
-    EXPECT_EQ(e.location(), "--set platform.chip_types[0].hbm.bandwidth=9 TB");
+  {
+    const std::optional<config::ConfigError> e = test::configErrorOf(
+        [&] {
+          parse(platformText(8, kSwitch8, "  tp: 8"), {{"chip_types[0].hbm.bandwidth", "9 TB"}});
+        },
+        "a size accepted as a bandwidth");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kBadUnit);
+    EXPECT_EQ(e->location(), "--set platform.chip_types[0].hbm.bandwidth=9 TB");
   }
-  try {
-    parse(platformText(8, kSwitch8, "  tp: 8"), {{"chip_types[2].hbm.bandwidth", "9 TB/s"}});
-    ADD_FAILURE() << "an index past the list accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kBadOverride);
-    EXPECT_NE(e.message().find("a list of 1 entries"), std::string::npos) << e.message();
-  }
+  const std::optional<config::ConfigError> e = test::configErrorOf(
+      [&] {
+        parse(platformText(8, kSwitch8, "  tp: 8"), {{"chip_types[2].hbm.bandwidth", "9 TB/s"}});
+      },
+      "an index past the list accepted");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), ErrorKind::kBadOverride);
+  EXPECT_NE(e->message().find("a list of 1 entries"), std::string::npos) << e->message();
 }
 
 // The launch gap of a chip type: absent it is 0 (work streams from op to op), given it needs a
@@ -96,13 +98,12 @@ TEST(PlatformConfig, ACommandProcessorsLaunchGapIsATimeAndAbsentIsNone) {
   EXPECT_DOUBLE_EQ(c.chipConfig(0).commandProcessor.kernelLaunchS, 2.5e-6);
   EXPECT_TRUE(c.chipConfig(0).commandProcessor.launchesKernels());
   const auto refused = [&](const std::string& key, const std::string& value, ErrorKind kind) {
-    try {
+    const std::optional<config::ConfigError> e = test::configErrorOf([&] {
       parse(text, {{"chip_types[0].command_processor." + key, value}});
-      ADD_FAILURE() << key << "=" << value << " accepted";
-    } catch (const ConfigError& e) {
-      EXPECT_EQ(e.kind(), kind) << e.what();
-      EXPECT_NE((e.location() + " " + e.message()).find(key), std::string::npos) << e.what();
-    }
+    });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), kind) << e->what();
+    EXPECT_NE((e->location() + " " + e->message()).find(key), std::string::npos) << e->what();
   };
   refused("kernel_launch", "2.5", ErrorKind::kBadUnit);
   refused("kernel_launch", "-1 us", ErrorKind::kOutOfRange);
@@ -227,13 +228,14 @@ TEST(PlatformConfig, TensorParallelismMustLeaveEveryRankWork) {
   workload::ModelConfig model = test::shippedModel("tiny-dense");
   model.ffnIntermediate = 4;
   const hw::ChipConfig chip = test::shippedPlatform("jalapeno").chipConfig(0);
-  try {
-    runtime::planDecodeStep(model, test::decodeStep(1, 16), chip, {8, 0});
-    ADD_FAILURE() << "ffn_intermediate 4 split 8 ways accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInvalidConfig);
-    EXPECT_NE(e.message().find("ffn_intermediate 4"), std::string::npos) << e.message();
-  }
+  const std::optional<config::ConfigError> e = test::configErrorOf(
+      [&] {
+        runtime::planDecodeStep(model, test::decodeStep(1, 16), chip, {8, 0});
+      },
+      "ffn_intermediate 4 split 8 ways accepted");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), ErrorKind::kInvalidConfig);
+  EXPECT_NE(e->message().find("ffn_intermediate 4"), std::string::npos) << e->message();
 }
 
 TEST(PlatformConfig, CustomTopologyMustConnectEveryChip) {

@@ -7,9 +7,10 @@
 #include <set>
 #include <stdexcept>
 
-#include "test/support/Subprocess.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "test/support/ConfigErrors.h"
+#include "test/support/Subprocess.h"
 #include "workloads/Routing.h"
 
 namespace scoville::workload {
@@ -23,13 +24,8 @@ RoutingConfig parseRouting(const std::string& yaml) {
 }
 
 ConfigError parseError(const std::string& yaml) {
-  try {
-    parseRouting(yaml);
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no error for:\n" << yaml;
-  return ConfigError(ErrorKind::kInvalidConfig, "", "none");
+  const std::optional<ConfigError> e = test::configErrorOf([&] { parseRouting(yaml); }, yaml);
+  return e ? *e : ConfigError(ErrorKind::kInvalidConfig, "", "none");
 }
 
 RoutingConfig uniform() {
@@ -334,19 +330,23 @@ TEST(RoutingTrace, ATraceMustCoverExactlyTheModelsMoeLayers) {
   const std::string file = dir.file("trace.csv");
   test::writeFile(file, kTrace);
   EXPECT_NO_THROW(makeRoutingModel(trace(file), 8, 2, 0, {3, 5}));
-  try {
-    makeRoutingModel(trace(file), 8, 2, 0, {3, 4, 5});
-    ADD_FAILURE() << "a missing layer was accepted";
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.location(), file);
-    EXPECT_NE(e.message().find("no row for MoE layer 4"), std::string::npos) << e.what();
+  {
+    const std::optional<config::ConfigError> e = test::configErrorOf(
+        [&] {
+          makeRoutingModel(trace(file), 8, 2, 0, {3, 4, 5});
+        },
+        "a missing layer was accepted");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->location(), file);
+    EXPECT_NE(e->message().find("no row for MoE layer 4"), std::string::npos) << e->what();
   }
-  try {
-    makeRoutingModel(trace(file), 8, 2, 0, {3});
-    ADD_FAILURE() << "a row for a layer the model does not route was accepted";
-  } catch (const config::ConfigError& e) {
-    EXPECT_EQ(e.location(), file + ":4") << "the first row of layer 5";
-    EXPECT_NE(e.message().find("layer 5 is not a MoE layer"), std::string::npos) << e.what();
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { makeRoutingModel(trace(file), 8, 2, 0, {3}); },
+                            "a row for a layer the model does not route was accepted");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->location(), file + ":4") << "the first row of layer 5";
+    EXPECT_NE(e->message().find("layer 5 is not a MoE layer"), std::string::npos) << e->what();
   }
 }
 
@@ -379,29 +379,26 @@ TEST(RoutingTrace, BadFilesAreErrorsNamingTheFileAndLine) {
   for (const Case& c : cases) {
     const std::string file = dir.file(fmt::format("bad{}.csv", index++));
     test::writeFile(file, c.content);
-    try {
-      makeRoutingModel(trace(file), 8, 2, 0);
-      ADD_FAILURE() << "no error for:\n" << c.content;
-    } catch (const ConfigError& e) {
-      EXPECT_EQ(e.kind(), c.kind) << e.what();
-      EXPECT_EQ(e.location(), c.line > 0 ? fmt::format("{}:{}", file, c.line) : file) << e.what();
-      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
-    }
+    const std::optional<config::ConfigError> e = test::configErrorOf([&] { makeRoutingModel(trace(file), 8, 2, 0); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), c.kind) << e->what();
+    EXPECT_EQ(e->location(), c.line > 0 ? fmt::format("{}:{}", file, c.line) : file) << e->what();
+    EXPECT_NE(std::string(e->what()).find(c.says), std::string::npos) << e->what();
   }
 
   const std::string missing = dir.file("missing.csv");
-  try {
-    makeRoutingModel(trace(missing), 8, 2, 0);
-    ADD_FAILURE() << "no error for a missing file";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kFileNotFound);
-    EXPECT_EQ(e.location(), missing);
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { makeRoutingModel(trace(missing), 8, 2, 0); }, "no error for a missing file");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kFileNotFound);
+    EXPECT_EQ(e->location(), missing);
   }
-  try {
-    makeRoutingModel(trace(dir.path()), 8, 2, 0);
-    ADD_FAILURE() << "no error for a directory";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kFileNotFound);
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { makeRoutingModel(trace(dir.path()), 8, 2, 0); }, "no error for a directory");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kFileNotFound);
   }
 }
 

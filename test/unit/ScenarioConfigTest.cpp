@@ -5,9 +5,10 @@
 #include <optional>
 #include <string>
 
-#include "test/support/Shipped.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "test/support/ConfigErrors.h"
+#include "test/support/Shipped.h"
 #include "workloads/ScenarioConfig.h"
 
 namespace scoville::workload {
@@ -36,13 +37,7 @@ ScenarioConfig parseScenario(const std::string& yaml) {
 }
 
 std::optional<config::ConfigError> scenarioError(const std::string& yaml) {
-  try {
-    parseScenario(yaml);
-  } catch (const config::ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "accepted:\n" << yaml;
-  return std::nullopt;
+  return test::configErrorOf([&] { parseScenario(yaml); }, yaml);
 }
 
 /// The error has `kind`, names `key` in its message and points at `line` (0: any line).

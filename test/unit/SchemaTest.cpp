@@ -3,6 +3,7 @@
 
 #include "config/Loader.h"
 #include "config/Schema.h"
+#include "test/support/ConfigErrors.h"
 
 namespace scoville::config {
 namespace {
@@ -50,13 +51,8 @@ Outer parse(const std::string& yaml) {
 }
 
 ConfigError parseError(const std::string& yaml) {
-  try {
-    parse(yaml);
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no error for:\n" << yaml;
-  return ConfigError(ErrorKind::kInvalidConfig, "", "none");
+  const std::optional<ConfigError> e = test::configErrorOf([&] { parse(yaml); }, yaml);
+  return e ? *e : ConfigError(ErrorKind::kInvalidConfig, "", "none");
 }
 
 TEST(Schema, ParsesAllFieldKindsAndAppliesDefaults) {
@@ -141,29 +137,29 @@ TEST(Schema, MarkdownListsEveryKeyWithDefaultsAndRules) {
 }
 
 TEST(Loader, SyntaxErrorsCarryLineAndColumn) {
-  try {
-    loadConfigText("outer", "name: x\nbandwidth: [1 GB/s\n", "broken.yaml");
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kYamlSyntax);
-    EXPECT_EQ(e.location().rfind("broken.yaml:", 0), 0u) << e.location();
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { loadConfigText("outer", "name: x\nbandwidth: [1 GB/s\n", "broken.yaml"); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kYamlSyntax);
+    EXPECT_EQ(e->location().rfind("broken.yaml:", 0), 0u) << e->location();
   }
 }
 
 TEST(Loader, EmptyAndNonMapDocumentsAreRejected) {
   for (const char* text : {"", "# only a comment\n", "~\n"}) {
-    try {
-      loadConfigText("outer", text, "empty.yaml");
-      FAIL() << text;
-    } catch (const ConfigError& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kEmptyFile);
+    {
+      const std::optional<config::ConfigError> e =
+          test::configErrorOf([&] { loadConfigText("outer", text, "empty.yaml"); });
+      ASSERT_TRUE(e);
+      EXPECT_EQ(e->kind(), ErrorKind::kEmptyFile);
     }
   }
-  try {
-    loadConfigText("outer", "- a\n- b\n", "list.yaml");
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kWrongType);
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { loadConfigText("outer", "- a\n- b\n", "list.yaml"); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kWrongType);
   }
 }
 
@@ -180,42 +176,39 @@ TEST(Loader, OverridesReplaceValuesAndAreReportedAsTheirOption) {
 
   // An override that creates a map the file lacks does not merge with the default map: the new
   // map must be complete, and the error points at the option.
-  try {
-    Outer::schema().parse(
-        loadConfigText("outer", "name: x\nbandwidth: 1 GB/s\n", "t.yaml", overrides.forRoot("outer")));
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kMissingKey);
-    EXPECT_EQ(e.location(), "--set outer.inner.depth=16");
+  {
+    const std::optional<config::ConfigError> e = test::configErrorOf([&] {
+      Outer::schema().parse(
+          loadConfigText("outer", "name: x\nbandwidth: 1 GB/s\n", "t.yaml", overrides.forRoot("outer")));
+    });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kMissingKey);
+    EXPECT_EQ(e->location(), "--set outer.inner.depth=16");
   }
 
   Overrides bad({"outer"});
   bad.add("outer.inner.dpeth=16");
-  try {
+  const std::optional<config::ConfigError> e = test::configErrorOf([&] {
     Outer::schema().parse(loadConfigText("outer", "name: x\nbandwidth: 1 GB/s\n", "t.yaml", bad.forRoot("outer")));
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kUnknownKey);
-    EXPECT_EQ(e.location(), "--set outer.inner.dpeth=16");
-  }
+  });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), ErrorKind::kUnknownKey);
+  EXPECT_EQ(e->location(), "--set outer.inner.dpeth=16");
 }
 
 TEST(Loader, ConflictingAndMalformedOverridesAreRejected) {
   Overrides overrides({"platform", "model"});
   overrides.add("platform.chip.clock=1 GHz");
-  try {
-    overrides.add("platform.chip.clock=2 GHz");
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kConflictingOverride);
+  {
+    const std::optional<config::ConfigError> e =
+        test::configErrorOf([&] { overrides.add("platform.chip.clock=2 GHz"); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kConflictingOverride);
   }
   for (const char* option : {"platform", "=1", "chip.clock=1", "platform=1", "platform..x=1", "platform.x.=1"}) {
-    try {
-      overrides.add(option);
-      FAIL() << option;
-    } catch (const ConfigError& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kBadOverride) << option;
-    }
+    const std::optional<config::ConfigError> e = test::configErrorOf([&] { overrides.add(option); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), ErrorKind::kBadOverride) << option;
   }
 }
 

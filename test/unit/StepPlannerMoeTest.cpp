@@ -13,12 +13,13 @@
 #include <tuple>
 #include <utility>
 #include <vector>
-#include "hw/chip/ChipConfig.h"
-#include "hw/kv/KvBlockAllocator.h"
-#include "test/support/Shipped.h"
-#include "test/unit/StepPlannerHelpers.h"
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "hw/chip/ChipConfig.h"
+#include "hw/kv/KvBlockAllocator.h"
+#include "test/support/ConfigErrors.h"
+#include "test/support/Shipped.h"
+#include "test/unit/StepPlannerHelpers.h"
 #include "workloads/ModelConfig.h"
 #include "workloads/ScenarioConfig.h"
 #include "workloads/StepPlan.h"
@@ -206,12 +207,12 @@ TEST(StepPlanner, ExpertParallelismMustBeOneOrTheTensorParallelWidth) {
     shard.tp = s.tp;
     shard.ep = s.ep;
     for (int e = 0; e < m.routedExperts; ++e) shard.expertOwner.push_back(e % s.tp);
-    try {
-      StepPlanner(m, jalapeno(), shard);
-      ADD_FAILURE() << "accepted";
-    } catch (const config::ConfigError& e) {
-      EXPECT_EQ(e.kind(), config::ErrorKind::kInvalidConfig) << e.what();
-      EXPECT_NE(e.message().find("ep"), std::string::npos) << e.what();
+    {
+      const std::optional<config::ConfigError> e =
+          test::configErrorOf([&] { StepPlanner(m, jalapeno(), shard); }, "accepted");
+      ASSERT_TRUE(e);
+      EXPECT_EQ(e->kind(), config::ErrorKind::kInvalidConfig) << e->what();
+      EXPECT_NE(e->message().find("ep"), std::string::npos) << e->what();
     }
   }
   ModelShard ok;

@@ -12,6 +12,7 @@
 
 #include "config/ConfigError.h"
 #include "config/Loader.h"
+#include "test/support/ConfigErrors.h"
 #include "workloads/SoftwareStack.h"
 #include "workloads/Validation.h"
 
@@ -23,13 +24,7 @@ ValidationDataset parseDataset(const std::string& yaml) {
 }
 
 std::optional<config::ConfigError> errorOf(const std::string& yaml) {
-  try {
-    parseDataset(yaml);
-  } catch (const config::ConfigError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "accepted:\n" << yaml;
-  return std::nullopt;
+  return test::configErrorOf([&] { parseDataset(yaml); }, yaml);
 }
 
 const std::string kHead = "name: t\ndescription: d\npoints:\n";
