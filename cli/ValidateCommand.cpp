@@ -82,8 +82,8 @@ void compareWithReport(const workload::ValidationPoint& point, const RunReport& 
     }
     const double measured = baseline != nullptr ? m.value / m.baselineValue : m.si();
     if (baseline != nullptr) name += "_over_baseline";
-    outcome.comparisons.push_back(
-        workload::MetricComparison{point.id, name, measured, *simulated, (*simulated - measured) / measured * 100.0});
+    outcome.comparisons.push_back(workload::MetricComparison{
+        point.id, name, measured, *simulated, (*simulated - measured) / measured * 100.0, m.notComparable});
   }
   outcome.status = "compared";
 }
@@ -211,11 +211,14 @@ int validateCommand(const Args& args, std::ostream& out) {
       all.push_back(c);
       byRole[role].push_back(c);
       out << fmt::format("{:<32} {:<26} {:>12} {:>12} {:>9}  {}\n", p.id, c.metric, formatNumber(c.measured),
-                         formatNumber(c.simulated), formatPercent(c.errorPercent), role);
-      metrics.push_back({{"metric", c.metric},
-                         {"measured", c.measured},
-                         {"simulated", c.simulated},
-                         {"error_percent", c.errorPercent}});
+                         formatNumber(c.simulated), formatPercent(c.errorPercent),
+                         c.notComparable.empty() ? role : "not comparable: " + c.notComparable);
+      Json metric = {{"metric", c.metric},
+                     {"measured", c.measured},
+                     {"simulated", c.simulated},
+                     {"error_percent", c.errorPercent}};
+      if (!c.notComparable.empty()) metric["not_comparable"] = c.notComparable;
+      metrics.push_back(std::move(metric));
     }
     if (o.status == "skipped" || o.status == "failed") out << fmt::format("{:<32} {}: {}\n", p.id, o.status, o.reason);
     points.push_back({{"id", p.id},

@@ -87,6 +87,9 @@ const Schema<MeasuredMetric>& MeasuredMetric::schema() {
         .number("baseline_value", &MeasuredMetric::baselineValue, optional("0"), config::nonNegative(),
                 "a point with a baseline: the value measured in the baseline configuration, in `unit`; the "
                 "metric is compared as value / baseline_value against the ratio of the two runs")
+        .text("not_comparable", &MeasuredMetric::notComparable, optional("~"),
+              "why the published value does not measure what the simulator reports (e.g. an average over a log "
+              "that includes the server's start-up): the metric is compared and listed, but left out of the MAPE")
         .check("unit is one the metric accepts", [](const MeasuredMetric& m, const Node& n) {
           const MetricInfo& info = infoOf(m.metric);
           for (const auto& [unit, factor] : info.units) {
@@ -206,6 +209,7 @@ ValidationDataset loadValidationDataset(const std::string& file) {
 std::map<std::string, MetricSummary> summarize(const std::vector<MetricComparison>& comparisons) {
   std::map<std::string, MetricSummary> out;
   for (const MetricComparison& c : comparisons) {
+    if (!c.notComparable.empty()) continue;
     MetricSummary& s = out[c.metric];
     ++s.points;
     s.mape += std::abs(c.errorPercent);

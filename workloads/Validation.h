@@ -42,6 +42,10 @@ struct MeasuredMetric {
   /// With the point's baseline: the value measured in the baseline configuration (same unit).
   /// The comparison is then of value / baseline_value against the two runs' ratio.
   double baselineValue = 0.0;
+  /// Non-empty: why the measured value is not the quantity the simulator reports (an average over
+  /// a log that includes the server's start-up, ...). The metric is compared and shown, but left
+  /// out of the MAPE, so a number known to measure something else cannot move the verdict.
+  std::string notComparable{};
   double si() const;  ///< value in the report's unit (seconds, tokens/s, watts)
 
   static const config::Schema<MeasuredMetric>& schema();
@@ -126,6 +130,7 @@ struct MetricComparison {
   double measured = 0.0;      ///< SI
   double simulated = 0.0;     ///< SI
   double errorPercent = 0.0;  ///< (simulated - measured) / measured x 100
+  std::string notComparable{};  ///< the measured metric's not_comparable reason ("" : it counts)
 };
 
 /// Per metric over the points: count, mean absolute percentage error, the worst point.
@@ -136,6 +141,7 @@ struct MetricSummary {
   std::string worstPoint;
 };
 
+/// The comparisons marked not comparable are left out.
 std::map<std::string, MetricSummary> summarize(const std::vector<MetricComparison>& comparisons);
 
 }  // namespace scoville::workload

@@ -72,6 +72,28 @@ TEST(ValidateCli, ComparesEveryMeasuredMetricListsSkippedAndFailedPointsAndWrite
   EXPECT_EQ(ok["role"], "predicted") << "no profile was fitted to it";
 }
 
+// A measured value known to measure something else (not_comparable) is still run, compared and
+// listed with its reason, and left out of the summary's MAPE.
+TEST(ValidateCli, AMetricMarkedNotComparableIsListedWithItsReasonButLeftOutOfTheMape) {
+  TempDir dir;
+  std::string p = point("ok", "scenario.random_range_ratio=1");
+  const std::string throughput = "unit: tok/s/GPU}";
+  p.replace(p.find(throughput), throughput.size(), "unit: tok/s/GPU, not_comparable: averaged over the whole log}");
+  writeFile(dir.file("d.yaml"), "name: t\ndescription: test\npoints:" + p);
+  const ProcessResult r = runScoville({"validate", dir.file("d.yaml"), "--out", dir.file("v")});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("not comparable: averaged over the whole log"), std::string::npos) << r.out;
+  const Json v = Json::parse(readFile(dir.file("v/validation.json")));
+  const Json& metrics = v["points"][0]["metrics"];
+  ASSERT_EQ(metrics.size(), 2u);
+  EXPECT_FALSE(metrics[0].contains("not_comparable"));
+  EXPECT_EQ(metrics[1]["metric"], "output_throughput_per_gpu");
+  EXPECT_EQ(metrics[1]["not_comparable"], "averaged over the whole log");
+  EXPECT_GT(metrics[1]["simulated"].get<double>(), 0.0) << "still run and compared";
+  EXPECT_TRUE(v["summary"].contains("tpot"));
+  EXPECT_FALSE(v["summary"].contains("output_throughput_per_gpu")) << v["summary"];
+}
+
 // A point its software-stack profile was fitted to (calibrated_on) is marked fitted, the others
 // predicted, and the summary gives each apart as well as both together.
 TEST(ValidateCli, SaysWhichPointsTheirProfileWasFittedToAndSummarisesThemApart) {

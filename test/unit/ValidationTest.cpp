@@ -76,14 +76,27 @@ TEST(ValidationDataset, RejectsWrongUnitsDuplicateIdsMissingRunKeysAndTypos) {
 }
 
 TEST(ValidationDataset, SummarisesSignedErrorsPerMetric) {
-  const auto summary = summarize(
-      {{"a", "tpot", 1.0, 1.1, 10.0}, {"b", "tpot", 1.0, 0.7, -30.0}, {"a", "power_per_gpu", 100.0, 95.0, -5.0}});
+  const auto summary = summarize({{"a", "tpot", 1.0, 1.1, 10.0, ""},
+                                  {"b", "tpot", 1.0, 0.7, -30.0, ""},
+                                  {"a", "power_per_gpu", 100.0, 95.0, -5.0, ""}});
   ASSERT_EQ(summary.size(), 2u);
   EXPECT_EQ(summary.at("tpot").points, 2u);
   EXPECT_DOUBLE_EQ(summary.at("tpot").mape, 20.0);
   EXPECT_DOUBLE_EQ(summary.at("tpot").maxAbsErrorPercent, 30.0);
   EXPECT_EQ(summary.at("tpot").worstPoint, "b");
   EXPECT_DOUBLE_EQ(summary.at("power_per_gpu").mape, 5.0);
+  // A comparison marked not comparable counts nowhere: alone it leaves its metric out.
+  const auto without = summarize({{"a", "tpot", 1.0, 1.1, 10.0, ""},
+                                  {"b", "tpot", 1.0, 0.7, -30.0, "a log average"},
+                                  {"a", "power_per_gpu", 100.0, 250.0, 150.0, "a log average"}});
+  ASSERT_EQ(without.size(), 1u);
+  EXPECT_EQ(without.at("tpot").points, 1u);
+  EXPECT_DOUBLE_EQ(without.at("tpot").mape, 10.0);
+  EXPECT_EQ(parseDataset(kHead + kPoint + "  metrics:\n  - {name: ttft, value: 1, unit: s, not_comparable: why}\n")
+                .points[0]
+                .metrics[0]
+                .notComparable,
+            "why");
 }
 
 TEST(ValidationDataset, TheHotChipsTableLoadsWithEveryPublishedLatency) {
