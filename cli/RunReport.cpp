@@ -60,7 +60,7 @@ RunReport RunReport::fromJson(const nlohmann::json& report) {
   const nlohmann::json* window = find(report, {"results", "metrics", "throughput_per_chip_tok_per_s"});
   r.windowOutputTputPerGpu = number(window, "output");
   r.windowTputPerGpu = number(window, "total");
-  r.averagePowerPerChipW = number(find(report, {"power", "serving", "average_power_per_chip_w"}));
+  r.averageChipPowerW = number(find(report, {"power", "serving", "average_chip_power_w"}));
   return r;
 }
 

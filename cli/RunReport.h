@@ -40,9 +40,10 @@ struct RunReport {
   /// (results.metrics.throughput_per_chip_tok_per_s output and total).
   std::optional<double> windowOutputTputPerGpu;
   std::optional<double> windowTputPerGpu;
-  /// Serving with a power model: average power per chip over the measurement window, W
-  /// (power.serving.average_power_per_chip_w).
-  std::optional<double> averagePowerPerChipW;
+  /// Serving with a power model: a chip's own average power over the measurement window, the
+  /// switches' share left out (what a GPU's board telemetry reports), W
+  /// (power.serving.average_chip_power_w).
+  std::optional<double> averageChipPowerW;
 
   /// The summary of a parsed report.json.
   static RunReport fromJson(const nlohmann::json& report);

@@ -42,7 +42,7 @@ std::optional<double> simulatedMetric(const RunReport& report, const workload::M
     case ValidationMetric::kTtft: return pick(ix.ttft);
     case ValidationMetric::kE2el: return pick(ix.e2el);
     case ValidationMetric::kInteractivity: return pick(ix.intvty);
-    case ValidationMetric::kPowerPerGpu: return report.averagePowerPerChipW;
+    case ValidationMetric::kPowerPerGpu: return report.averageChipPowerW;
   }
   return std::nullopt;
 }

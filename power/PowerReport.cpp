@@ -381,6 +381,9 @@ Json PowerMonitor::report(double endS, const std::optional<ServingWindow>& windo
     d["window_s"] = {{"start", ws}, {"end", we}, {"duration", duration}};
     d["energy_j"] = energy;
     d["average_power_per_chip_w"] = energy / duration / static_cast<double>(m_chips.size());
+    // The chips' own draw, without the switches' share: what a GPU's board telemetry (NVML,
+    // nvidia-smi's power.draw) reports, and so what a measured power per GPU is compared with.
+    d["average_chip_power_w"] = (energy - switchesInWindow) / duration / static_cast<double>(m_chips.size());
     d["energy_by_phase_j"] = {{"prefill", phase[0]},
                               {"decode", phase[1]},
                               {"communication", phase[2]},

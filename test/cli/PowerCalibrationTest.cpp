@@ -30,7 +30,7 @@ TEST(PowerCalibrationTest, H100DecodingGptOssRunsAsOftenAndDrawsBetweenTheMeasur
   const nlohmann::json& chip0 = report["stats"]["platform"]["groups"]["chip0"]["groups"]["power_manager"]["stats"];
   const double busy = chip0["clock_active_time"]["value"].get<double>() / duration;
   EXPECT_NEAR(busy, 0.273, 0.05);
-  const double perGpu = report["power"]["serving"]["average_power_per_chip_w"].get<double>();
+  const double perGpu = report["power"]["serving"]["average_chip_power_w"].get<double>();
   EXPECT_GT(perGpu, 159.0);
   EXPECT_LT(perGpu, 274.0);
   EXPECT_GT(report["power"]["serving"]["energy_per_token_j"]["decode_per_output_token"].get<double>(),

@@ -37,18 +37,18 @@ TEST_F(RunReportCliTest, AReportReadsBackThroughRunReport) {
   const cli::RunReport r = cli::RunReport::read(dir.file("req/report.json"));
   EXPECT_EQ(r.kind, "serving");
   const cli::InferenceXMetrics& ix = r.inferenceX;
-  for (const auto& [name, value] : std::vector<std::pair<const char*, std::optional<double>>>{
-           {"output_tput_per_gpu", ix.outputTputPerGpu},
-           {"tput_per_gpu", ix.tputPerGpu},
-           {"mean_ttft", ix.ttft.mean},
-           {"median_ttft", ix.ttft.median},
-           {"mean_tpot", ix.tpot.mean},
-           {"median_tpot", ix.tpot.median},
-           {"mean_e2el", ix.e2el.mean},
-           {"median_e2el", ix.e2el.median},
-           {"mean_intvty", ix.intvty.mean},
-           {"median_intvty", ix.intvty.median},
-           {"average_power_per_chip_w", r.averagePowerPerChipW}}) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<const char*, std::optional<double>>>{{"output_tput_per_gpu", ix.outputTputPerGpu},
+                                                                  {"tput_per_gpu", ix.tputPerGpu},
+                                                                  {"mean_ttft", ix.ttft.mean},
+                                                                  {"median_ttft", ix.ttft.median},
+                                                                  {"mean_tpot", ix.tpot.mean},
+                                                                  {"median_tpot", ix.tpot.median},
+                                                                  {"mean_e2el", ix.e2el.mean},
+                                                                  {"median_e2el", ix.e2el.median},
+                                                                  {"mean_intvty", ix.intvty.mean},
+                                                                  {"median_intvty", ix.intvty.median},
+                                                                  {"average_chip_power_w", r.averageChipPowerW}}) {
     ASSERT_TRUE(value.has_value()) << name;
     EXPECT_GT(*value, 0.0) << name;
   }

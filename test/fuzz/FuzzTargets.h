@@ -456,7 +456,7 @@ inline void checkReportSummary(const cli::RunReport& r, const nlohmann::json& re
     expect(value.has_value() == number && (!number || *value == at->get<double>()),
            fmt::format("{}: {} is not the number at its path", what, name));
   };
-  same(r.averagePowerPerChipW, {"power", "serving", "average_power_per_chip_w"}, "averagePowerPerChipW");
+  same(r.averageChipPowerW, {"power", "serving", "average_chip_power_w"}, "averageChipPowerW");
   same(r.inferenceX.outputTputPerGpu, {"results", "metrics", "inferencex", "output_tput_per_gpu"}, "outputTputPerGpu");
   same(r.inferenceX.tputPerGpu, {"results", "metrics", "inferencex", "tput_per_gpu"}, "tputPerGpu");
   same(r.inferenceX.ttft.mean, {"results", "metrics", "inferencex", "mean_ttft"}, "ttft.mean");

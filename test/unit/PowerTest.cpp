@@ -448,6 +448,31 @@ TEST(PowerMonitor, AnIdlePlatformDrawsExactlyItsStaticPower) {
   EXPECT_NEAR(r["platform"]["sustained"][0]["max_w"].get<double>(), 250.0, 1e-9);
 }
 
+// A serving window's power per chip comes two ways: the platform's (the switches' share
+// included, what a chip costs to run) and the chips' own (what a GPU's board telemetry reports,
+// the one a measured power per GPU is compared with). They differ by exactly the switches'.
+TEST(PowerMonitor, AChipsOwnServingPowerLeavesTheSwitchesOut) {
+  const ChipEnergyConfig e = energy();
+  const SwitchEnergyConfig sw{1e-12, 1e-9, 50.0};
+  PowerManagementConfig config{kInterval, {1e-3}, {}};
+  PowerMonitor monitor(config, {{"chip0", "test", 700, &e, 64}, {"chip1", "test", 700, &e, 64}}, &sw, 1);
+  for (int i = 0; i < 200; ++i) {
+    const double start = 1e-5 * i;
+    monitor.chip(0)->onActivity(event(tlm::Activity::kDramReadBursts, 1000, start, start + 5e-6));
+    monitor.onActivity(event(tlm::Activity::kSwitchBytes, 1 << 20, start, start + 5e-6));
+  }
+  const nlohmann::ordered_json r = monitor.report(3e-3, PowerMonitor::ServingWindow{0.5e-3, 2.5e-3, 100, 100});
+  const auto& serving = r["serving"];
+  const double duration = 2e-3;
+  const double switchesJ = serving["energy_by_level_j"]["switches"].get<double>();
+  EXPECT_GT(switchesJ, 50.0 * duration) << "static and bytes";
+  const double platformW = serving["average_power_per_chip_w"].get<double>();
+  const double chipW = serving["average_chip_power_w"].get<double>();
+  EXPECT_NEAR(platformW - chipW, switchesJ / duration / 2, 1e-9 * platformW);
+  EXPECT_NEAR(chipW, (serving["energy_j"].get<double>() - switchesJ) / duration / 2, 1e-9 * chipW);
+  EXPECT_GT(chipW, e.idleW()) << "chip 0 worked";
+}
+
 TEST(PowerMonitor, ComponentsAndTimelineAddUpToTheTotal) {
   const ChipEnergyConfig e = energy();
   PowerManagementConfig config{kInterval, {1e-4, 1e-3}, {}};

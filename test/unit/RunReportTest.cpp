@@ -38,9 +38,9 @@ workload::RequestRecord record(uint64_t id, double arrival, std::vector<double> 
 
 /// A serving report's two blocks that RunReport reads: results (with the metrics as
 /// servingMetricsJson writes them) and power.serving.
-nlohmann::json servingReport(const workload::ServingMetrics& m, int chips, double averagePowerPerChipW) {
+nlohmann::json servingReport(const workload::ServingMetrics& m, int chips, double averageChipPowerW) {
   return {{"results", {{"kind", "serving"}, {"metrics", workload::servingMetricsJson(m, chips, 1000.0 * chips)}}},
-          {"power", {{"serving", {{"average_power_per_chip_w", averagePowerPerChipW}}}}}};
+          {"power", {{"serving", {{"average_chip_power_w", averageChipPowerW}}}}}};
 }
 
 TEST(RunReport, ReadsBackTheServingMetricsAsTheyAreWritten) {
@@ -66,8 +66,8 @@ TEST(RunReport, ReadsBackTheServingMetricsAsTheyAreWritten) {
   expect(ix.tpot, m.tpot.mean, m.tpot.median, "tpot");
   expect(ix.e2el, m.e2el.mean, m.e2el.median, "e2el");
   expect(ix.intvty, m.interactivityMean, m.interactivity, "interactivity");
-  ASSERT_TRUE(r.averagePowerPerChipW);
-  EXPECT_DOUBLE_EQ(*r.averagePowerPerChipW, 275.0);
+  ASSERT_TRUE(r.averageChipPowerW);
+  EXPECT_DOUBLE_EQ(*r.averageChipPowerW, 275.0);
 }
 
 TEST(RunReport, WhatAReportLacksReadsAsNothing) {
@@ -79,7 +79,7 @@ TEST(RunReport, WhatAReportLacksReadsAsNothing) {
     const RunReport r = RunReport::fromJson(report);
     EXPECT_FALSE(r.inferenceX.tpot.median) << report.dump();
     EXPECT_FALSE(r.inferenceX.outputTputPerGpu) << report.dump();
-    EXPECT_FALSE(r.averagePowerPerChipW) << report.dump();
+    EXPECT_FALSE(r.averageChipPowerW) << report.dump();
   }
   EXPECT_EQ(RunReport::fromJson({{"results", {{"kind", "decode_step"}}}}).kind, "decode_step");
   EXPECT_FALSE(RunReport::read("/nonexistent/report.json").inferenceX.tputPerGpu);
@@ -91,7 +91,7 @@ TEST(RunReport, AValidationMetricReadsItsFieldAndStatistic) {
   r.inferenceX.ttft = {0.2, std::nullopt};
   r.inferenceX.outputTputPerGpu = 100.0;
   r.inferenceX.tputPerGpu = 200.0;
-  r.averagePowerPerChipW = 150.0;
+  r.averageChipPowerW = 150.0;
   MeasuredMetric tpot{ValidationMetric::kTpot, 4.0, "ms", "median"};
   EXPECT_DOUBLE_EQ(*simulatedMetric(r, tpot), 0.004);
   tpot.statistic = "";
