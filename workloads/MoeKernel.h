@@ -2,17 +2,23 @@
 // The grouped-GEMM kernel a software stack runs the routed experts with, as the step planner lays
 // it out: each expert's tokens are the rows of its GEMMs, computed in tiles of `tile rows` rows,
 // so an expert's rows are padded to whole tiles. The tile's rows follow the step's routing as the
-// kernels choose them: the next power of two of the mean tokens per expert (all gates of the step
-// over all routed experts, whether held here or not), clamped to [min_tile_rows, max_tile_rows];
-// a kernel with one tile size has min = max. Sources, per kernel:
+// kernels choose them, from the mean tokens per expert (all gates of the step over all routed
+// experts, whether held here or not), one of two ways:
+//   - by default the next power of two of the mean, clamped to [min_tile_rows, max_tile_rows] (a
+//     kernel with one tile size has min = max);
+//   - with a list of `tile_rows`, the first (smallest) whose rows the mean fills to less than
+//     `tile_fill` (mean < tile_fill x rows), or the last (largest) when none does: the rule of a
+//     kernel that picks from a fixed set of tile shapes.
+// Sources, per kernel:
 //   - triton_kernels' matmul_ogs (vLLM and TensorRT-LLM on Hopper for MXFP4 experts):
 //     opt_flags block_m = max(16, min(next_power_of_2(tokens_per_expt), 128));
 //   - TensorRT-LLM's trtllm-gen MoE kernels on Blackwell (the tokens are the MMA's N side):
 //     tile_tokens_dim = min(max(next_power_of_2(tokens_per_expert), 8), 64);
 //   - DeepGEMM-style FP8 block-scaled grouped GEMMs on Hopper: every expert's rows aligned to 128;
 //   - vLLM's Marlin MoE (fused_marlin_moe, W4A16: what VLLM_MXFP4_USE_MARLIN=1 selects on Hopper):
-//     block_size_m the smallest of 8, 16, 32, 48, 64 above the mean tokens per expert / 0.9, here
-//     the power of two in [8, 64]; its MMAs are Ampere's warp-level mma.sync (`mma: warp`).
+//     block_size_m the first of 8, 16, 32, 48, 64 with M x topk / E / block_size_m < 0.9, else 64
+//     (`tile_rows: [8, 16, 32, 48, 64]`, `tile_fill: 0.9`); its MMAs are Ampere's warp-level
+//     mma.sync (`mma: warp`).
 // Experts stored narrower than the compute precision (MXFP4 computed in BF16 or FP8 on a chip with
 // no FP4 datapath) are converted in the kernel's main loop: every tile of rows converts the weight
 // tile it multiplies, `convert_ops` vector element operations per weight element, on the vector
@@ -36,6 +42,10 @@ struct MoeKernelConfig {
   std::vector<std::string> expertPrecisions;
   int64_t minTileRows = 128;
   int64_t maxTileRows = 128;
+  /// The tile shapes' rows, ascending, when the kernel picks from a fixed set (empty: powers of two
+  /// in [minTileRows, maxTileRows]); it takes the first the mean fills to less than tileFill.
+  std::vector<int> tileRowChoices;
+  double tileFill = 1.0;
   /// Vector element operations per weight element converted, per tile of rows (mixed input only).
   double convertOps = 0.0;
   /// Its achieved share of the modelled compute time, in place of the stack's moe_efficiency; 0:

@@ -49,6 +49,28 @@ TEST(MoeKernel, TheTileIsTheNextPowerOfTwoOfTheMeanTokensPerExpertWithinItsBound
   EXPECT_EQ(planning::roundUp(17, 16), 32u);
 }
 
+// A kernel that picks from a fixed set of tile shapes (vLLM's Marlin: block_size_m the first of 8,
+// 16, 32, 48, 64 with M x topk / E / block_size_m < 0.9, else 64) takes the first tile the mean
+// fills to less than tile_fill, the mean counted exactly, not rounded.
+TEST(MoeKernel, AKernelWithAFixedSetOfTilesTakesTheFirstTheMeanFillsLessThanItsFill) {
+  MoeKernelConfig marlin;
+  marlin.tileRowChoices = {8, 16, 32, 48, 64};
+  marlin.tileFill = 0.9;
+  EXPECT_EQ(marlin.tileRows(4 * 64, 128), 8u) << "mean 2";
+  EXPECT_EQ(marlin.tileRows(4 * 230, 128), 8u) << "mean 7.19 fills 8 rows to 0.898";
+  EXPECT_EQ(marlin.tileRows(4 * 231, 128), 16u) << "mean 7.22 fills them to 0.902";
+  EXPECT_EQ(marlin.tileRows(4 * 922, 128), 48u) << "mean 28.8 fills 32 rows to exactly 0.9, not less";
+  EXPECT_EQ(marlin.tileRows(4 * 921, 128), 32u) << "mean 28.78";
+  EXPECT_EQ(marlin.tileRows(4 * 1106, 128), 48u) << "mean 34.6 fills 48 rows to 0.72";
+  EXPECT_EQ(marlin.tileRows(4 * 1408, 128), 64u) << "mean 44 fills them to 0.92";
+  EXPECT_EQ(marlin.tileRows(4 * 7373, 128), 64u) << "mean 230: none, so the largest";
+  EXPECT_EQ(marlin.tileRows(0, 128), 8u);
+  MoeKernelConfig whole = marlin;
+  whole.tileFill = 1.0;
+  EXPECT_EQ(whole.tileRows(4 * 1024, 128), 48u) << "mean 32 fills 32 rows: not less than 1";
+  EXPECT_EQ(whole.tileRows(4 * 1000, 128), 32u);
+}
+
 // Each expert's GEMMs compute its tokens padded to whole tiles; the weights it reads and the
 // tokens it counts do not change.
 TEST(MoeKernel, ThePlannerPadsEachExpertsTokensToWholeTiles) {
@@ -162,6 +184,11 @@ TEST(MoeKernel, AStackRunsEachExpertPrecisionWithItsFirstKernelThatServesIt) {
   EXPECT_FALSE(s.ideal());
   EXPECT_EQ(stack("- {name: any}\n").moeKernelFor(tlm::Precision::kBf16)->name, "any");
   EXPECT_EQ(stack("- {name: marlin, mma: warp}\n").moeKernelFor(tlm::Precision::kFp4)->mma, MmaKind::kWarp);
+  const SoftwareStackConfig marlin = stack("- {name: marlin, tile_rows: [8, 16, 32, 48, 64], tile_fill: 0.9}\n");
+  const MoeKernelConfig* listed = marlin.moeKernelFor(tlm::Precision::kFp4);
+  ASSERT_NE(listed, nullptr);
+  EXPECT_EQ(listed->tileRowChoices, (std::vector<int>{8, 16, 32, 48, 64}));
+  EXPECT_DOUBLE_EQ(listed->tileFill, 0.9);
 }
 
 TEST(MoeKernel, ABadKernelIsRefusedNamingItsKey) {
@@ -175,6 +202,13 @@ TEST(MoeKernel, ABadKernelIsRefusedNamingItsKey) {
   refused("- {name: k, convert_ops: -1}\n", "convert_ops");
   refused("- {min_tile_rows: 16}\n", "name");
   refused("- {name: k, mma: wgmma}\n", "mma");
+  refused("- {name: k, tile_rows: [16, 8]}\n", "tile_rows");
+  refused("- {name: k, tile_rows: [8, 8]}\n", "tile_rows");
+  refused("- {name: k, tile_rows: [8, 16], min_tile_rows: 8}\n", "min_tile_rows");
+  refused("- {name: k, tile_rows: [8, 16], max_tile_rows: 16}\n", "max_tile_rows");
+  refused("- {name: k, tile_fill: 0.9}\n", "tile_fill");
+  refused("- {name: k, tile_rows: [8], tile_fill: 1.5}\n", "tile_fill");
+  refused("- {name: k, tile_rows: [0, 8]}\n", "tile_rows");
 }
 
 }  // namespace scoville::workload::moe_kernel_test
