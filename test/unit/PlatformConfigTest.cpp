@@ -69,24 +69,17 @@ TEST(PlatformConfig, OverridesReachIntoListsAndIncludedFiles) {
   EXPECT_DOUBLE_EQ(c.chipConfig(0).hbm.bandwidthBytesPerS, 9e12);
   EXPECT_EQ(c.chipCount(), 16);
   // An error in an overridden included value names the option, not the file.
-  {
-    const std::optional<config::ConfigError> e = test::configErrorOf(
-        [&] {
-          parse(platformText(8, kSwitch8, "  tp: 8"), {{"chip_types[0].hbm.bandwidth", "9 TB"}});
-        },
-        "a size accepted as a bandwidth");
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), ErrorKind::kBadUnit);
-    EXPECT_EQ(e->location(), "--set platform.chip_types[0].hbm.bandwidth=9 TB");
-  }
-  const std::optional<config::ConfigError> e = test::configErrorOf(
-      [&] {
-        parse(platformText(8, kSwitch8, "  tp: 8"), {{"chip_types[2].hbm.bandwidth", "9 TB/s"}});
-      },
-      "an index past the list accepted");
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->kind(), ErrorKind::kBadOverride);
-  EXPECT_NE(e->message().find("a list of 1 entries"), std::string::npos) << e->message();
+  const auto refusal = [&](const std::string& key, const std::string& value) {
+    return test::configErrorOf([&] { parse(platformText(8, kSwitch8, "  tp: 8"), {{key, value}}); }, key + "=" + value);
+  };
+  const std::optional<config::ConfigError> unit = refusal("chip_types[0].hbm.bandwidth", "9 TB");
+  ASSERT_TRUE(unit) << "a size as a bandwidth";
+  EXPECT_EQ(unit->kind(), ErrorKind::kBadUnit);
+  EXPECT_EQ(unit->location(), "--set platform.chip_types[0].hbm.bandwidth=9 TB");
+  const std::optional<config::ConfigError> index = refusal("chip_types[2].hbm.bandwidth", "9 TB/s");
+  ASSERT_TRUE(index) << "an index past the list";
+  EXPECT_EQ(index->kind(), ErrorKind::kBadOverride);
+  EXPECT_TRUE(test::mentions(index, {"a list of 1 entries"}));
 }
 
 // The launch gap of a chip type: absent it is 0 (work streams from op to op), given it needs a
@@ -232,7 +225,7 @@ TEST(PlatformConfig, TensorParallelismMustLeaveEveryRankWork) {
       [&] {
         runtime::planDecodeStep(model, test::decodeStep(1, 16), chip, {8, 0});
       },
-      "ffn_intermediate 4 split 8 ways accepted");
+      "ffn_intermediate 4 split 8 ways");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->kind(), ErrorKind::kInvalidConfig);
   EXPECT_NE(e->message().find("ffn_intermediate 4"), std::string::npos) << e->message();

@@ -92,7 +92,7 @@ TEST(AcceptanceModel, TheTraceFileIsCheckedRowByRow) {
   std::ofstream(path) << "accepted\n1\n4\n";
   {
     const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { readAcceptanceTrace(path, 3); }, "a count above draft_tokens was taken");
+        test::configErrorOf([&] { readAcceptanceTrace(path, 3); }, "a count above draft_tokens");
     ASSERT_TRUE(e);
     EXPECT_EQ(e->location(), path + ":3");
     EXPECT_NE(e->message().find("[0, draft_tokens = 3]"), std::string::npos) << e->message();
