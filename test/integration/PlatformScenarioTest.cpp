@@ -80,22 +80,20 @@ TEST(PlatformFit, ModelThatDoesNotFitIsRefusedWithPerChipNumbers) {
   platform::PlatformConfig config = shippedPlatform("h100-hgx8");
   config.placement.tp = 1;
   config.placement.dp = 8;
-  {
-    const std::optional<config::ConfigError> e = test::configErrorOf(
-        [&] { runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024)); },
-        "a 141 GB model on 80 GB chips");
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
-    const std::string m = e->message();
-    EXPECT_NE(m.find("tp 1 x dp 8"), std::string::npos) << m;
-    EXPECT_NE(m.find("on 8 of its chips"), std::string::npos) << m;
-    for (int chip = 0; chip < 8; ++chip) {
-      EXPECT_NE(m.find("chip" + std::to_string(chip) + " (h100-sxm): weights"), std::string::npos) << m;
-    }
-    EXPECT_NE(m.find("weights 141.1 GB"), std::string::npos) << m;
-    EXPECT_NE(m.find("+ activations 4.295 GB"), std::string::npos) << m;
-    EXPECT_NE(m.find("> HBM capacity 80 GB"), std::string::npos) << m;
+  const std::optional<config::ConfigError> e = test::configErrorOf(
+      [&] { runtime::planPlatformDecodeStep(config, shippedModel("llama-3.1-70b"), decodeStep(8, 1024)); },
+      "a 141 GB model on 80 GB chips");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
+  const std::string m = e->message();
+  EXPECT_NE(m.find("tp 1 x dp 8"), std::string::npos) << m;
+  EXPECT_NE(m.find("on 8 of its chips"), std::string::npos) << m;
+  for (int chip = 0; chip < 8; ++chip) {
+    EXPECT_NE(m.find("chip" + std::to_string(chip) + " (h100-sxm): weights"), std::string::npos) << m;
   }
+  EXPECT_NE(m.find("weights 141.1 GB"), std::string::npos) << m;
+  EXPECT_NE(m.find("+ activations 4.295 GB"), std::string::npos) << m;
+  EXPECT_NE(m.find("> HBM capacity 80 GB"), std::string::npos) << m;
   // Tensor-parallel 8 ways it fits: each chip holds about an eighth.
   config.placement.tp = 8;
   config.placement.dp = 1;

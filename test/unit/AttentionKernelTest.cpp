@@ -279,21 +279,18 @@ TEST(AttentionKernelPlan, ADatasetsKernelAndAKernelsQueryBlockConflict) {
   const std::string head =
       "name: t\ndescription: d\nhardware: H200\nplatform: h200-hgx8\ndate: '2026-12-04'\nsource: s\nmethod: m\n"
       "attention_kernel: {name: fa2, mma: warp}\nkernels:\n";
-  {
-    const std::optional<config::ConfigError> e = test::configErrorOf(
-        [&] {
-          KernelDataset::schema().parse(config::loadConfigText(
-              "kernels",
-              head +
-                  "- {id: a, kind: attention_decode, context: 8, heads: 8, kv_heads: 8, head_dim: 8, query_block: 64, "
-                  "time: 1 us}\n",
-              "k.yaml"));
-        },
-        "accepted");
-    ASSERT_TRUE(e);
-    EXPECT_NE(std::string(e->what()).find("query_block"), std::string::npos) << e->what();
-    EXPECT_NE(std::string(e->what()).find("attention_kernel"), std::string::npos) << e->what();
-  }
+  const std::optional<config::ConfigError> e = test::configErrorOf(
+      [&] {
+        KernelDataset::schema().parse(config::loadConfigText(
+            "kernels",
+            head + "- {id: a, kind: attention_decode, context: 8, heads: 8, kv_heads: 8, head_dim: 8, query_block: 64, "
+                   "time: 1 us}\n",
+            "k.yaml"));
+      },
+      "a query_block beside the dataset's attention_kernel");
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("query_block"), std::string::npos) << e->what();
+  EXPECT_NE(std::string(e->what()).find("attention_kernel"), std::string::npos) << e->what();
   EXPECT_THROW(KernelDataset::schema().parse(config::loadConfigText(
                    "kernels",
                    "name: t\ndescription: d\nhardware: H\nplatform: h200-hgx8\ndate: d\nsource: s\nmethod: m\n"

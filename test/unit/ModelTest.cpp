@@ -47,39 +47,33 @@ TEST(StepPlan, MovesEveryWeightOnceAndTheWholeKvCache) {
 TEST(StepPlan, RejectsAModelThatDoesNotFitWithTheNumbers) {
   ModelConfig m = shippedModel("llama-3.1-70b");
   m.weightPrecision = tlm::Precision::kFp32;
-  {
-    const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { planDecodeStep(m, decodeStep(1, 8192), shippedChip("jalapeno")); });
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
-    EXPECT_NE(e->message().find("282.2 GB"), std::string::npos) << e->message();
-    EXPECT_NE(e->message().find("216 GB"), std::string::npos) << e->message();
-  }
+  const std::optional<config::ConfigError> e =
+      test::configErrorOf([&] { planDecodeStep(m, decodeStep(1, 8192), shippedChip("jalapeno")); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
+  EXPECT_NE(e->message().find("282.2 GB"), std::string::npos) << e->message();
+  EXPECT_NE(e->message().find("216 GB"), std::string::npos) << e->message();
 }
 
 TEST(StepPlan, RejectsAnSramTooSmallForOneWeightTile) {
   hw::ChipConfig chip = shippedChip("jalapeno");
   chip.sram.capacityBytes = 4 << 20;  // 2 MiB buffers; a 128-column tile of K = 28672 needs 7 MiB
-  {
-    const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { planDecodeStep(shippedModel("llama-3.1-70b"), decodeStep(1, 16), chip); });
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
-    EXPECT_NE(e->message().find("staging buffer"), std::string::npos) << e->message();
-    EXPECT_NE(e->message().find("7.34 MB"), std::string::npos) << e->message();
-  }
+  const std::optional<config::ConfigError> e =
+      test::configErrorOf([&] { planDecodeStep(shippedModel("llama-3.1-70b"), decodeStep(1, 16), chip); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), config::ErrorKind::kDoesNotFit);
+  EXPECT_NE(e->message().find("staging buffer"), std::string::npos) << e->message();
+  EXPECT_NE(e->message().find("7.34 MB"), std::string::npos) << e->message();
 }
 
 TEST(StepPlan, RejectsAPrecisionTheChipCannotCompute) {
   ModelConfig m = shippedModel("tiny-dense");
   m.computePrecision = tlm::Precision::kFp32;
-  {
-    const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { planDecodeStep(m, decodeStep(1, 16), shippedChip("jalapeno")); });
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), config::ErrorKind::kInvalidConfig);
-    EXPECT_NE(e->message().find("fp32"), std::string::npos);
-  }
+  const std::optional<config::ConfigError> e =
+      test::configErrorOf([&] { planDecodeStep(m, decodeStep(1, 16), shippedChip("jalapeno")); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), config::ErrorKind::kInvalidConfig);
+  EXPECT_NE(e->message().find("fp32"), std::string::npos);
 }
 
 TEST(ModelConfig, HeadsMustDivide) {

@@ -137,30 +137,24 @@ TEST(Schema, MarkdownListsEveryKeyWithDefaultsAndRules) {
 }
 
 TEST(Loader, SyntaxErrorsCarryLineAndColumn) {
-  {
-    const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { loadConfigText("outer", "name: x\nbandwidth: [1 GB/s\n", "broken.yaml"); });
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), ErrorKind::kYamlSyntax);
-    EXPECT_EQ(e->location().rfind("broken.yaml:", 0), 0u) << e->location();
-  }
+  const std::optional<config::ConfigError> e =
+      test::configErrorOf([&] { loadConfigText("outer", "name: x\nbandwidth: [1 GB/s\n", "broken.yaml"); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), ErrorKind::kYamlSyntax);
+  EXPECT_EQ(e->location().rfind("broken.yaml:", 0), 0u) << e->location();
 }
 
 TEST(Loader, EmptyAndNonMapDocumentsAreRejected) {
   for (const char* text : {"", "# only a comment\n", "~\n"}) {
-    {
-      const std::optional<config::ConfigError> e =
-          test::configErrorOf([&] { loadConfigText("outer", text, "empty.yaml"); });
-      ASSERT_TRUE(e);
-      EXPECT_EQ(e->kind(), ErrorKind::kEmptyFile);
-    }
-  }
-  {
     const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { loadConfigText("outer", "- a\n- b\n", "list.yaml"); });
+        test::configErrorOf([&] { loadConfigText("outer", text, "empty.yaml"); });
     ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), ErrorKind::kWrongType);
+    EXPECT_EQ(e->kind(), ErrorKind::kEmptyFile);
   }
+  const std::optional<config::ConfigError> list =
+      test::configErrorOf([&] { loadConfigText("outer", "- a\n- b\n", "list.yaml"); });
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->kind(), ErrorKind::kWrongType);
 }
 
 TEST(Loader, OverridesReplaceValuesAndAreReportedAsTheirOption) {
@@ -176,35 +170,31 @@ TEST(Loader, OverridesReplaceValuesAndAreReportedAsTheirOption) {
 
   // An override that creates a map the file lacks does not merge with the default map: the new
   // map must be complete, and the error points at the option.
-  {
-    const std::optional<config::ConfigError> e = test::configErrorOf([&] {
-      Outer::schema().parse(
-          loadConfigText("outer", "name: x\nbandwidth: 1 GB/s\n", "t.yaml", overrides.forRoot("outer")));
-    });
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), ErrorKind::kMissingKey);
-    EXPECT_EQ(e->location(), "--set outer.inner.depth=16");
-  }
+  const std::optional<config::ConfigError> incomplete = test::configErrorOf([&] {
+    Outer::schema().parse(
+        loadConfigText("outer", "name: x\nbandwidth: 1 GB/s\n", "t.yaml", overrides.forRoot("outer")));
+  });
+  ASSERT_TRUE(incomplete);
+  EXPECT_EQ(incomplete->kind(), ErrorKind::kMissingKey);
+  EXPECT_EQ(incomplete->location(), "--set outer.inner.depth=16");
 
   Overrides bad({"outer"});
   bad.add("outer.inner.dpeth=16");
-  const std::optional<config::ConfigError> e = test::configErrorOf([&] {
+  const std::optional<config::ConfigError> misspelt = test::configErrorOf([&] {
     Outer::schema().parse(loadConfigText("outer", "name: x\nbandwidth: 1 GB/s\n", "t.yaml", bad.forRoot("outer")));
   });
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->kind(), ErrorKind::kUnknownKey);
-  EXPECT_EQ(e->location(), "--set outer.inner.dpeth=16");
+  ASSERT_TRUE(misspelt);
+  EXPECT_EQ(misspelt->kind(), ErrorKind::kUnknownKey);
+  EXPECT_EQ(misspelt->location(), "--set outer.inner.dpeth=16");
 }
 
 TEST(Loader, ConflictingAndMalformedOverridesAreRejected) {
   Overrides overrides({"platform", "model"});
   overrides.add("platform.chip.clock=1 GHz");
-  {
-    const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { overrides.add("platform.chip.clock=2 GHz"); });
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->kind(), ErrorKind::kConflictingOverride);
-  }
+  const std::optional<config::ConfigError> conflict =
+      test::configErrorOf([&] { overrides.add("platform.chip.clock=2 GHz"); });
+  ASSERT_TRUE(conflict);
+  EXPECT_EQ(conflict->kind(), ErrorKind::kConflictingOverride);
   for (const char* option : {"platform", "=1", "chip.clock=1", "platform=1", "platform..x=1", "platform.x.=1"}) {
     const std::optional<config::ConfigError> e = test::configErrorOf([&] { overrides.add(option); });
     ASSERT_TRUE(e);

@@ -90,13 +90,11 @@ TEST(AcceptanceModel, TheTraceFileIsCheckedRowByRow) {
   std::ofstream(path) << "accepted\n1\n3\n0\n";
   EXPECT_EQ(readAcceptanceTrace(path, 3), (std::vector<int>{1, 3, 0}));
   std::ofstream(path) << "accepted\n1\n4\n";
-  {
-    const std::optional<config::ConfigError> e =
-        test::configErrorOf([&] { readAcceptanceTrace(path, 3); }, "a count above draft_tokens");
-    ASSERT_TRUE(e);
-    EXPECT_EQ(e->location(), path + ":3");
-    EXPECT_NE(e->message().find("[0, draft_tokens = 3]"), std::string::npos) << e->message();
-  }
+  const std::optional<config::ConfigError> e =
+      test::configErrorOf([&] { readAcceptanceTrace(path, 3); }, "a count above draft_tokens");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->location(), path + ":3");
+  EXPECT_NE(e->message().find("[0, draft_tokens = 3]"), std::string::npos) << e->message();
   std::ofstream(path) << "count\n1\n";
   EXPECT_THROW(readAcceptanceTrace(path, 3), config::ConfigError);
   EXPECT_THROW(readAcceptanceTrace(path + ".missing", 3), config::ConfigError);
