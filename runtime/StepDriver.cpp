@@ -271,7 +271,7 @@ bool StepDriver::runStep() {
     for (const tlm::GemmShape& gemm : op.gemms) {
       if (!issue(computePort, tlm::OpKind::kGemm, 0, 0, &gemm, op)) return false;
     }
-    const double vectorOps = op.vectorOps - op.convertOps;  // the conversions ran with the loads
+    const double vectorOps = op.computeStreamVectorOps();
     if (vectorOps > 0 && !issue(computePort, tlm::OpKind::kVector, 0, 0, nullptr, op, vectorOps)) {
       return false;
     }

@@ -42,7 +42,7 @@ double predictedCoreS(const hw::ChipConfig& chip, const CorePoints& points, cons
     for (const tlm::GemmShape& g : op.gemms) {
       tensorCycles += static_cast<double>(tc.gemmCycles(g, plan.computePrecision, op.warpMma)) * stretch;
     }
-    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.vectorOps - op.convertOps, op.specialOps)) * stretch;
+    vectorCycles += static_cast<double>(chip.vectorUnit.cycles(op.computeStreamVectorOps(), op.specialOps)) * stretch;
     if (op.convertOps > 0.0) convertCycles += static_cast<double>(chip.vectorUnit.cycles(op.convertOps));
   }
   // The weight conversions run beside the loads (the step driver's load stream), on the vector

@@ -58,6 +58,9 @@ struct PlannedOp {
   double vectorOps = 0.0;   ///< element operations on the vector unit after the GEMMs
   double specialOps = 0.0;  ///< of vectorOps, transcendental functions (the softmax's exp)
   double convertOps = 0.0;  ///< of vectorOps, weight conversions in registers (MoeKernel convert_ops)
+  /// The element operations the compute stream issues after the GEMMs: vectorOps less the
+  /// conversions, which the load stream issues beside the weights' loads.
+  double computeStreamVectorOps() const { return vectorOps - convertOps; }
   /// A fused kernel's (an attention kernel's, AttentionKernelConfig): its GEMMs are warp-level MMA,
   /// and its GEMMs and vector work run in the thread blocks of `grid` (shared by the kernel's tiles).
   bool warpMma = false;
