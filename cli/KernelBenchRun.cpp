@@ -25,7 +25,8 @@ KernelBenchRun::KernelBenchRun(const workload::KernelDataset& dataset, const pla
     const workload::MeasuredKernel& k = dataset.kernels[i];
     const bool compared = k.exclude.empty() && (selected.empty() || selected.count(k.id) > 0);
     if (!compared && powerLoads.count(k.id) == 0) continue;
-    plans.push_back(workload::planKernel(k, chip, dataset.attentionKernel));
+    plans.push_back(workload::planKernel(k, chip, dataset.attentionKernel,
+                                         stack != nullptr ? stack->moeKernelFor(k.precision) : nullptr));
     m_rooflines.push_back(workload::rooflineBoundS(plans.back(), chip));
     m_classes.push_back(workload::kernelClass(k, plans.back(), chip));
     m_index[k.id] = m_planned.size();

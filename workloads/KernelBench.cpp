@@ -11,6 +11,7 @@
 #include "config/Loader.h"
 #include "power/EnergyKeys.h"
 #include "workloads/ModelConfig.h"
+#include "workloads/Routing.h"
 #include "workloads/StepPlanSizes.h"
 
 namespace scoville::workload {
@@ -31,7 +32,8 @@ const std::vector<std::pair<std::string, KernelKind>>& kindNames() {
       {"hbm_copy", KernelKind::kHbmCopy},
       {"gemm", KernelKind::kGemm},
       {"attention_decode", KernelKind::kAttentionDecode},
-      {"attention_prefill", KernelKind::kAttentionPrefill}};
+      {"attention_prefill", KernelKind::kAttentionPrefill},
+      {"moe", KernelKind::kMoe}};
   return names;
 }
 
@@ -57,6 +59,7 @@ void total(StepPlan& plan) {
     plan.bytesMoved += static_cast<double>(op.bytes());
     plan.flops += op.flops();
     plan.vectorOps += op.vectorOps;
+    plan.convertOps += op.convertOps;
   }
 }
 
@@ -96,6 +99,35 @@ ModelConfig attentionModel(const MeasuredKernel& k) {
   return m;
 }
 
+/// The seed of a moe kernel's routing.
+constexpr uint64_t kMoeKernelSeed = 1;
+
+/// A one-layer mixture-of-experts model whose routed experts are the kernel's: `experts` of hidden
+/// width k and inner width n (gated), stored in `precision` with the kernel's scales, computed in
+/// `computePrecision`. Its attention is as small as the planner allows; the caller keeps the
+/// experts' ops alone.
+ModelConfig moeModel(const MeasuredKernel& k) {
+  ModelConfig m;
+  m.name = "kernel " + k.id;
+  m.family = ModelFamily::kMoe;
+  m.layers = 1;
+  m.hidden = static_cast<int>(k.k);
+  m.vocab = 128;
+  m.attention = AttentionKind::kGqa;
+  m.qHeads = 1;
+  m.kvHeads = 1;
+  m.headDim = 64;
+  m.gatedFfn = true;
+  m.routedExperts = static_cast<int>(k.experts);
+  m.expertsPerToken = static_cast<int>(k.topK);
+  m.moeIntermediate = static_cast<int>(k.n);
+  m.weightPrecision = k.computePrecision;
+  m.expertWeights = WeightFormat{k.precision, static_cast<int>(k.scaleBlock), static_cast<int>(k.scaleBits)};
+  m.computePrecision = k.computePrecision;
+  m.kvPrecision = k.computePrecision;
+  return m;
+}
+
 }  // namespace
 
 const char* kernelKindName(KernelKind kind) {
@@ -112,15 +144,28 @@ const Schema<MeasuredKernel>& MeasuredKernel::schema() {
           .choice("kind", &MeasuredKernel::kind, kindNames(), required(),
                   "hbm_read, hbm_write, hbm_copy (a stream of `bytes`), gemm (C[M x N] = A[M x K] x W[K x N], W "
                   "from HBM), attention_decode (one query token per sequence over `context` cached tokens), "
-                  "attention_prefill (one causal prompt of `context` tokens)")
+                  "attention_prefill (one causal prompt of `context` tokens), moe (a fused mixture-of-experts "
+                  "layer: `m` tokens each routed to `top_k` of `experts` gated experts [k x 2n] and [n x k])")
           .choice("precision", &MeasuredKernel::precision, tlm::precisionNames(), optional("bf16"),
-                  "gemm: operand precision; attention: Q, K and V")
+                  "gemm: operand precision; attention: Q, K and V; moe: the experts' weights")
           .quantity("bytes", &MeasuredKernel::bytes, config::dim::kBytes, optional("0 B"), config::nonNegative(),
                     "hbm kinds: bytes moved per launch (a copy counts those read and those written)")
           .integer("m", &MeasuredKernel::m, optional("0"), config::between(0, 1 << 24),
                    "gemm: rows of A and C (tokens)")
           .integer("k", &MeasuredKernel::k, optional("0"), config::between(0, 1 << 24), "gemm: inner dimension")
           .integer("n", &MeasuredKernel::n, optional("0"), config::between(0, 1 << 24), "gemm: columns of W and C")
+          .integer("experts", &MeasuredKernel::experts, optional("0"), config::between(0, 1 << 16),
+                   "moe: routed experts")
+          .integer("top_k", &MeasuredKernel::topK, optional("0"), config::between(0, 1 << 16),
+                   "moe: experts each token is routed to (the kernel's tokens are spread evenly over the experts)")
+          .integer("scale_block", &MeasuredKernel::scaleBlock, optional("0"), config::between(0, 1 << 16),
+                   "moe: weight elements sharing one scale, which replaces fp4's and int4's own (0: the precision's "
+                   "format as it is)")
+          .integer("scale_bits", &MeasuredKernel::scaleBits, optional("0"), config::between(0, 64),
+                   "moe: bits of one weight scale")
+          .choice("compute_precision", &MeasuredKernel::computePrecision, tlm::precisionNames(), optional("bf16"),
+                  "moe: the precision the experts compute in (activations; weights stored narrower are converted "
+                  "to it)")
           .integer("batch", &MeasuredKernel::batch, optional("1"), config::between(1, 1 << 20),
                    "attention: sequences (prefill: 1)")
           .integer("context", &MeasuredKernel::context, optional("0"), config::between(0, 1 << 24),
@@ -154,10 +199,26 @@ const Schema<MeasuredKernel>& MeasuredKernel::schema() {
               }
             };
             if (isHbm(k.kind)) need("bytes", !(k.bytes > 0), "a positive size");
-            if (k.kind == KernelKind::kGemm) {
+            if (k.kind == KernelKind::kGemm || k.kind == KernelKind::kMoe) {
               need("m", k.m <= 0, "a positive integer");
               need("k", k.k <= 0, "a positive integer");
               need("n", k.n <= 0, "a positive integer");
+            }
+            if (k.kind == KernelKind::kMoe) {
+              need("experts", k.experts <= 0, "a positive integer");
+              need("top_k", k.topK <= 0, "a positive integer");
+              if (k.experts > 0 && k.topK > k.experts) {
+                n.at("top_k").fail(
+                    ErrorKind::kInvalidConfig,
+                    fmt::format("kernel '{}': top_k {} exceeds its {} experts", k.id, k.topK, k.experts));
+              }
+              if ((k.scaleBlock > 0) != (k.scaleBits > 0)) {
+                n.at(k.scaleBlock > 0 ? "scale_bits" : "scale_block")
+                    .fail(ErrorKind::kInvalidConfig,
+                          fmt::format("kernel '{}': scale_block and scale_bits go together (a scale of scale_bits "
+                                      "per scale_block weights)",
+                                      k.id));
+              }
             }
             if (isAttention(k.kind)) {
               need("context", k.context <= 0, "a positive integer");
@@ -409,7 +470,7 @@ KernelDataset loadKernelDataset(const std::string& file) {
 }
 
 StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip,
-                    const std::optional<AttentionKernelConfig>& attention) {
+                    const std::optional<AttentionKernelConfig>& attention, const MoeKernelConfig* moeKernel) {
   StepPlan plan;
   plan.batch = u64(k.batch);
   const double tile = chip.sram.bufferBytes();
@@ -440,6 +501,33 @@ StepPlan planKernel(const MeasuredKernel& k, const hw::ChipConfig& chip,
     plan.tokens = u64(k.m);
     appendWeightGemm(plan.ops, "kernel", 0, k.m > 1 ? tlm::LlmPhase::kPrefill : tlm::LlmPhase::kDecode, 0, u64(k.k),
                      u64(k.n), u64(k.m), 0.0, tlm::bitsPerElement(k.precision), 1, tile);
+  } else if (k.kind == KernelKind::kMoe) {
+    if (chip.tensorCore.macsPerCell.of(k.computePrecision) <= 0) {
+      throw ConfigError(ErrorKind::kInvalidConfig, "kernels." + k.id,
+                        fmt::format("kernel '{}' computes in {}, which chip type '{}' cannot", k.id,
+                                    tlm::precisionName(k.computePrecision), chip.name));
+    }
+    const ModelConfig model = moeModel(k);
+    StepPlanner planner(model, chip, ModelShard{});
+    planner.setMoeKernel(moeKernel != nullptr && moeKernel->serves(k.precision) ? moeKernel : nullptr);
+    // Routed as a benchmark's random router scores route them: each token to top_k distinct
+    // experts, uniformly at random (one seeded stream: the same counts every run). A few tokens
+    // touch fewer experts than an even spread would.
+    std::vector<std::vector<uint64_t>> routing(1, std::vector<uint64_t>(u64(k.experts)));
+    makeRoutingModel(RoutingConfig{}, static_cast<int>(k.experts), static_cast<int>(k.topK), kMoeKernelSeed)
+        ->route(0, u64(k.m), routing[0]);
+    StepBatch batch;
+    batch.sequences.push_back(StepSequence{1, 0, u64(k.m), true, 0});
+    batch.kvLayerStride = (u64(k.m) + 1) * planner.kvBytesPerTokenPerLayer();
+    batch.expertTokens = &routing;
+    StepPlan full = planner.plan(batch);
+    plan.computePrecision = full.computePrecision;
+    plan.tokens = full.tokens;
+    plan.expertEfficiency = full.expertEfficiency;
+    plan.expertTokens = full.expertTokens;
+    for (PlannedOp& op : full.ops) {
+      if (op.name == "experts" || op.name == "moe_combine") plan.ops.push_back(std::move(op));
+    }
   } else {
     const ModelConfig model = attentionModel(k);
     StepPlanner planner(model, chip, ModelShard{});
@@ -482,6 +570,10 @@ std::string kernelClass(const MeasuredKernel& k, const StepPlan& plan, const hw:
   if (k.kind == KernelKind::kGemm) {
     const bool memory = plan.memoryBoundS(chip) >= plan.computeBoundS(chip);
     return "gemm_" + tlm::precisionName(k.precision) + (memory ? "_memory" : "_compute");
+  }
+  if (k.kind == KernelKind::kMoe) {
+    const bool memory = plan.memoryBoundS(chip) >= plan.computeBoundS(chip);
+    return "moe_" + tlm::precisionName(k.precision) + (memory ? "_memory" : "_compute");
   }
   return kernelKindName(k.kind);
 }

@@ -25,10 +25,10 @@
 
 namespace scoville::workload {
 
-enum class KernelKind { kHbmRead, kHbmWrite, kHbmCopy, kGemm, kAttentionDecode, kAttentionPrefill };
+enum class KernelKind { kHbmRead, kHbmWrite, kHbmCopy, kGemm, kAttentionDecode, kAttentionPrefill, kMoe };
 
 /// Stable name of a kind in datasets and results: hbm_read, hbm_write, hbm_copy, gemm,
-/// attention_decode, attention_prefill.
+/// attention_decode, attention_prefill, moe.
 const char* kernelKindName(KernelKind kind);
 
 /// One kernel as measured: its shape and its time per launch.
@@ -38,14 +38,21 @@ struct MeasuredKernel {
   tlm::Precision precision = tlm::Precision::kBf16;  ///< gemm: operand precision; attention: Q, K, V
   double bytes = 0.0;                                ///< hbm: bytes moved (copy: read plus written)
   int64_t m = 0, k = 0, n = 0;                       ///< gemm: C[M x N] = A[M x K] x W[K x N]
-  int64_t batch = 1;                                 ///< attention: sequences
-  int64_t context = 0;                               ///< attention: KV tokens per sequence (prefill: its prompt)
-  int64_t heads = 0, kvHeads = 0, headDim = 0;       ///< attention: query heads, KV heads, elements per head
-  double seconds = 0.0;                              ///< measured time per launch (median)
-  double secondsMin = 0.0, secondsMax = 0.0;         ///< spread of the repetitions (0: not given)
-  bool constantData = false;  ///< the data written is a constant (a fill): its wires do not toggle
-  int64_t queryBlock = 1;     ///< attention: query rows computed per block (fewer real rows are padded)
-  std::string exclude;        ///< non-empty: why the point is not compared (listed, never dropped)
+  /// moe: a fused mixture-of-experts layer: `m` tokens, each routed to `topK` of `experts` experts
+  /// of hidden width `k` and inner width `n` (gate and up [k x 2n], down [n x k]); `precision` is the
+  /// experts' weights (with `scaleBlock` elements per scale of `scaleBits`), computed in
+  /// `computePrecision`; each token goes to topK distinct experts uniformly at random.
+  int64_t experts = 0, topK = 0;
+  int64_t scaleBlock = 0, scaleBits = 0;
+  tlm::Precision computePrecision = tlm::Precision::kBf16;
+  int64_t batch = 1;                            ///< attention: sequences
+  int64_t context = 0;                          ///< attention: KV tokens per sequence (prefill: its prompt)
+  int64_t heads = 0, kvHeads = 0, headDim = 0;  ///< attention: query heads, KV heads, elements per head
+  double seconds = 0.0;                         ///< measured time per launch (median)
+  double secondsMin = 0.0, secondsMax = 0.0;    ///< spread of the repetitions (0: not given)
+  bool constantData = false;                    ///< the data written is a constant (a fill): its wires do not toggle
+  int64_t queryBlock = 1;  ///< attention: query rows computed per block (fewer real rows are padded)
+  std::string exclude;     ///< non-empty: why the point is not compared (listed, never dropped)
   std::string note;
 
   static const config::Schema<MeasuredKernel>& schema();
@@ -147,13 +154,17 @@ KernelDataset loadKernelDataset(const std::string& file);
 
 /// The kernel's work on `chip` as a one-step plan (its totals filled: bytesMoved, flops,
 /// vectorOps). Throws ConfigError kInvalidConfig when the chip cannot run it (precision).
-/// Attention kernels are laid out as `attention` does (KernelDataset::attentionKernel), when given.
+/// Attention kernels are laid out as `attention` does (KernelDataset::attentionKernel), when given;
+/// a moe kernel's experts as `moeKernel` runs them (the software stack's kernel for their precision,
+/// MoeKernel.h; null: exact GEMMs), its tokens routed uniformly at random (a fixed seed).
 StepPlan planKernel(const MeasuredKernel& kernel, const hw::ChipConfig& chip,
-                    const std::optional<AttentionKernelConfig>& attention = std::nullopt);
+                    const std::optional<AttentionKernelConfig>& attention = std::nullopt,
+                    const MoeKernelConfig* moeKernel = nullptr);
 
 /// The class a kernel is summarised under: "hbm", "attention_decode", "attention_prefill", and
 /// GEMMs by precision and by the bound of their roofline on `chip` (`plan` is the kernel's):
-/// "gemm_bf16_memory" (decode-shaped: the weights' bytes bind), "gemm_bf16_compute", and fp8 alike.
+/// "gemm_bf16_memory" (decode-shaped: the weights' bytes bind), "gemm_bf16_compute", and fp8 alike;
+/// mixtures of experts alike by their weights' precision: "moe_int4_memory", "moe_int4_compute".
 std::string kernelClass(const MeasuredKernel& kernel, const StepPlan& plan, const hw::ChipConfig& chip);
 
 /// One kernel's comparison.

@@ -16,6 +16,9 @@ uint64_t u(int v) {
 
 double WeightFormat::bitsPerElement() const {
   const double scales = scaleBlock > 0 ? static_cast<double>(scaleBits) / scaleBlock : 0.0;
+  // fp4 and int4 carry a block scale of their own (tlm::bitsPerElement); scales given replace it.
+  const bool ownScale = precision == tlm::Precision::kFp4 || precision == tlm::Precision::kInt4;
+  if (ownScale && scaleBlock > 0) return 4.0 + scales;
   return tlm::bitsPerElement(precision) + scales;
 }
 
@@ -25,7 +28,8 @@ const Schema<WeightFormat>& WeightFormat::schema() {
           .choice("precision", &WeightFormat::precision, tlm::precisionNames(), required(), "element format")
           .integer("scale_block", &WeightFormat::scaleBlock, optional("0"), between(0, 1 << 20),
                    "elements sharing one extra scale (FP8 in 128x128 blocks: 16384); 0 = none. fp4 and int4 "
-                   "already include their block scales")
+                   "include a block scale of their own (fp4: 8 bits per 32 elements, int4: 16 bits per 32), which "
+                   "one given here replaces (GPTQ int4 with a BF16 scale per 128: 128 and 16)")
           .integer("scale_bits", &WeightFormat::scaleBits, optional("0"), between(0, 64), "bits of one scale")
           .rule("scale_bits", "scale_block and scale_bits are both zero or both positive",
                 [](const WeightFormat& f) { return (f.scaleBlock > 0) == (f.scaleBits > 0); });

@@ -164,6 +164,131 @@ TEST(KernelPlan, AttentionIsTheServingPlannersAttentionOverTheKernelsHeads) {
   EXPECT_DOUBLE_EQ(prefill.bytesMoved, 2.0 * 32 * 128 * 2 * 4096) << "the prompt's K and V appended";
 }
 
+// A Marlin-style kernel: tiles of 8 to 64 rows, warp-level MMAs, int4 weights converted at 2.75
+// lane operations a weight per tile of rows, its own efficiency.
+MoeKernelConfig marlin() {
+  MoeKernelConfig k;
+  k.name = "marlin";
+  k.expertPrecisions = {"int4"};
+  k.tileRowChoices = {8, 16, 32, 48, 64};
+  k.tileFill = 0.9;
+  k.convertOps = 2.75;
+  k.efficiency = 0.461;
+  k.mma = MmaKind::kWarp;
+  return k;
+}
+
+TEST(KernelPlan, AMixtureOfExpertsKernelRunsItsExpertsAsTheStacksKernelPadsThem) {
+  // Two experts, each token routed to both: 100 tokens each, which Marlin's rule computes in tiles
+  // of 64 rows (no tile fills to under 0.9 of its rows), so 128 rows an expert.
+  const MeasuredKernel k = kernel(
+      "- {id: e, kind: moe, precision: int4, scale_block: 128, scale_bits: 16, m: 100, k: 4096, n: 1024,"
+      " experts: 2, top_k: 2, time: 1 ms}\n");
+  const double perExpert = 4096.0 * 2 * 1024 + 1024.0 * 4096;  // gate and up, then down
+  const MoeKernelConfig kernelConfig = marlin();
+  const StepPlan tiled = planKernel(k, h200(), std::nullopt, &kernelConfig);
+  EXPECT_DOUBLE_EQ(tiled.flops, 2 * 2.0 * 128 * perExpert);
+  EXPECT_DOUBLE_EQ(tiled.expertTokens, 200.0);
+  // Both experts' weights stream once: 4 bits and a 16-bit scale per 128 elements.
+  EXPECT_DOUBLE_EQ(tiled.bytesMoved, 2 * perExpert * (4.0 + 16.0 / 128) / 8);
+  // Each tile of rows converts the weights it multiplies: two tiles an expert.
+  EXPECT_DOUBLE_EQ(tiled.convertOps, 2.75 * 2 * 2 * perExpert);
+  EXPECT_DOUBLE_EQ(tiled.expertEfficiency, 0.461);
+  bool experts = false;
+  for (const PlannedOp& op : tiled.ops) {
+    EXPECT_TRUE(op.name == "experts" || op.name == "moe_combine") << op.name;
+    if (op.name == "experts") {
+      experts = true;
+      EXPECT_TRUE(op.warpMma);
+      EXPECT_TRUE(op.mixedInput);
+    }
+  }
+  EXPECT_TRUE(experts);
+  // Without a kernel the experts are exact 100-row GEMMs, computed as they are stored.
+  const StepPlan exact = planKernel(k, h200());
+  EXPECT_DOUBLE_EQ(exact.flops, 2 * 2.0 * 100 * perExpert);
+  EXPECT_DOUBLE_EQ(exact.convertOps, 0.0);
+  EXPECT_DOUBLE_EQ(exact.expertEfficiency, 0.0);
+  EXPECT_DOUBLE_EQ(exact.bytesMoved, tiled.bytesMoved);
+  // A kernel for other precisions does not run them.
+  MoeKernelConfig fp4 = marlin();
+  fp4.expertPrecisions = {"fp4"};
+  EXPECT_DOUBLE_EQ(planKernel(k, h200(), std::nullopt, &fp4).flops, exact.flops);
+}
+
+TEST(KernelPlan, AMixtureOfExpertsKernelRoutesItsTokensAtRandomAndIsClassedByItsBound) {
+  const auto moe = [](int m) {
+    return kernel("- {id: e, kind: moe, precision: int4, scale_block: 128, scale_bits: 16, m: " + std::to_string(m) +
+                  ", k: 4096, n: 14336, experts: 8, top_k: 2, time: 1 ms}\n");
+  };
+  const MoeKernelConfig kernelConfig = marlin();
+  const double expertBytes = (4096.0 * 2 * 14336 + 14336.0 * 4096) * (4.0 + 16.0 / 128) / 8;
+  // One token: two distinct experts, one token each, in one 8-row tile.
+  const MeasuredKernel one = moe(1);
+  const StepPlan single = planKernel(one, h200(), std::nullopt, &kernelConfig);
+  EXPECT_DOUBLE_EQ(single.expertTokens, 2.0);
+  EXPECT_DOUBLE_EQ(single.bytesMoved, 2 * expertBytes);
+  EXPECT_EQ(kernelClass(one, single, h200()), "moe_int4_memory");
+  // Four tokens: eight gates, each token's two experts distinct; as random scores route them, some
+  // experts get none (an even spread would stream all eight), the same ones every time.
+  const StepPlan four = planKernel(moe(4), h200(), std::nullopt, &kernelConfig);
+  EXPECT_DOUBLE_EQ(four.expertTokens, 8.0);
+  const double experts = four.bytesMoved / expertBytes;
+  EXPECT_DOUBLE_EQ(experts, std::round(experts));
+  EXPECT_GE(experts, 2.0);
+  EXPECT_LT(experts, 8.0);
+  EXPECT_DOUBLE_EQ(planKernel(moe(4), h200(), std::nullopt, &kernelConfig).bytesMoved, four.bytesMoved);
+  // Prefill-sized: every expert's weights stream once and the FLOPs bind.
+  const MeasuredKernel big = moe(32768);
+  const StepPlan prefill = planKernel(big, h200(), std::nullopt, &kernelConfig);
+  EXPECT_DOUBLE_EQ(prefill.expertTokens, 65536.0);
+  EXPECT_DOUBLE_EQ(prefill.bytesMoved, 8 * expertBytes);
+  EXPECT_EQ(kernelClass(big, prefill, h200()), "moe_int4_compute");
+}
+
+TEST(KernelDataset, RejectsAMixtureOfExpertsKernelWithoutItsExpertsOrWithMoreChoicesThanExperts) {
+  const auto expect = [](const std::string& body, config::ErrorKind kind, const std::string& words) {
+    SCOPED_TRACE(body);
+    const std::optional<config::ConfigError> e = test::configErrorOf([&] { parse(kHead + body); }, body);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->kind(), kind) << e->what();
+    EXPECT_TRUE(test::mentions(e, {words}));
+  };
+  expect("- {id: e, kind: moe, m: 4, k: 64, n: 64, top_k: 2, time: 1 us}\n", config::ErrorKind::kMissingKey,
+         "'experts'");
+  expect("- {id: e, kind: moe, m: 4, k: 64, n: 64, experts: 8, time: 1 us}\n", config::ErrorKind::kMissingKey,
+         "'top_k'");
+  expect("- {id: e, kind: moe, m: 4, k: 64, experts: 8, top_k: 2, time: 1 us}\n", config::ErrorKind::kMissingKey,
+         "'n'");
+  expect("- {id: e, kind: moe, m: 4, k: 64, n: 64, experts: 2, top_k: 4, time: 1 us}\n",
+         config::ErrorKind::kInvalidConfig, "exceeds its 2 experts");
+  expect("- {id: e, kind: moe, m: 4, k: 64, n: 64, experts: 8, top_k: 2, scale_block: 32, time: 1 us}\n",
+         config::ErrorKind::kInvalidConfig, "scale_bits");
+  expect("- {id: e, kind: moe, m: 4, k: 64, n: 64, experts: 8, top_k: 2, compute_precision: fp6, time: 1 us}\n",
+         config::ErrorKind::kOutOfRange, "fp6");
+  // The chip must compute in the kernel's compute precision.
+  const MeasuredKernel fp4 = kernel(
+      "- {id: e, kind: moe, precision: fp4, compute_precision: fp4, m: 4, k: 64, n: 64, experts: 8, top_k: 2,"
+      " time: 1 us}\n");
+  EXPECT_TRUE(test::mentions(test::configErrorOf([&] { planKernel(fp4, h200()); }, "fp4 compute on an H200"),
+                             {"computes in fp4"}));
+}
+
+TEST(KernelDataset, TheShippedMarlinDatasetLoadsAndEveryKernelPlansOnItsPlatform) {
+  const KernelDataset d =
+      loadKernelDataset(config::resolveConfigFile("DATASET", "workloads/validation", "marlin-moe-h100"));
+  EXPECT_EQ(d.platform, "h100-hgx8");
+  EXPECT_EQ(d.kernels.size(), 13u);
+  static const platform::PlatformConfig h100 = test::shippedPlatform("h100-hgx8");
+  for (const MeasuredKernel& k : d.kernels) {
+    SCOPED_TRACE(k.id);
+    EXPECT_EQ(k.kind, KernelKind::kMoe);
+    const StepPlan plan = planKernel(k, h100.chipConfig(0));
+    EXPECT_GT(plan.bytesMoved, 0.0);
+    EXPECT_DOUBLE_EQ(plan.expertTokens, 2.0 * static_cast<double>(k.m));
+  }
+}
+
 TEST(KernelSummary, RecoversAnOverheadAndEfficiencyLineAndTheMape) {
   // measured = 5 us + simulated / 0.8 exactly.
   std::vector<KernelComparison> cs;

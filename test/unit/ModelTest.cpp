@@ -145,6 +145,9 @@ TEST(Model, WeightBytesCountEachFormatWithItsScales) {
   // block-scaled FP8 adds a 32-bit scale per 128 x 128 block.
   EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kFp4, 0, 0}.bitsPerElement()), 4.25);
   EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kInt4, 0, 0}.bitsPerElement()), 4.5);
+  // A block scale given replaces fp4's and int4's own (GPTQ: a BF16 scale per 128 int4 weights).
+  EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kInt4, 128, 16}.bitsPerElement()), 4.125);
+  EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kFp4, 16, 8}.bitsPerElement()), 4.5);
   EXPECT_DOUBLE_EQ((WeightFormat{tlm::Precision::kFp8, 16384, 32}.bitsPerElement()), 8.0 + 32.0 / 16384);
   const ModelConfig r1 = shippedModel("deepseek-r1");
   const ModelConfig fp4 = shippedModel("deepseek-r1-mxfp4");
