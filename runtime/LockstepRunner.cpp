@@ -28,11 +28,19 @@ void LockstepRunner::run() {
       copies = copies || !all[d]->scheduler->swaps().empty();
     }
     if (!any && !copies) {
-      sc_core::wait(m_run.frontEnd.anyWork());
+      // Asynchronous scheduling: with nothing to run, the members compose with what arrived at once.
+      bool arriving = false;
+      for (Replica* r : all) {
+        arriving = arriving || r->scheduler->arriving() > 0;
+        r->scheduler->admitArrivals();
+      }
+      if (!arriving) sc_core::wait(m_run.frontEnd.anyWork());
       continue;
     }
     if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
     if (!runSwaps(all)) return;  // the step's KV block copies come first
+    // Asynchronous scheduling: the next step is composed as this one launches (a no-op otherwise).
+    for (Replica* r : all) r->scheduler->admitArrivals();
     if (!any) continue;
     for (std::size_t d = 0; d < members; ++d) {
       received[d].assign(layers, {});

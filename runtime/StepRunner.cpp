@@ -21,11 +21,19 @@ void ReplicaRunner::run() {
   while (!m_run.frontEnd.completed()) {
     StepBatch batch = r.scheduler->next();
     if (batch.sequences.empty() && r.scheduler->swaps().empty()) {
+      // Asynchronous scheduling: with nothing to run, the engine composes with what arrived at once.
+      if (r.scheduler->arriving() > 0) {
+        r.scheduler->admitArrivals();
+        continue;
+      }
       sc_core::wait(r.work);
       continue;
     }
     if (overhead > sc_core::SC_ZERO_TIME) sc_core::wait(overhead);
     if (!runSwaps({&r})) return;  // the step's KV block copies come first
+    // Asynchronous scheduling: the next step is composed as this one launches, with the requests
+    // that have arrived by now (a no-op otherwise).
+    r.scheduler->admitArrivals();
     if (batch.sequences.empty()) continue;
     const bool replay = m_sampler && m_sampler->replays(batch);
     if (r.routing) {

@@ -95,7 +95,11 @@ const Schema<SchedulerConfig>& SchedulerConfig::schema() {
                   optional("fcfs"),
                   "order in which waiting requests are admitted: fcfs (arrival) or longest_prefix (SGLang's lpm: "
                   "the most prompt tokens found in the prefix cache first, arrival among equals; needs "
-                  "serving.prefix_caching)");
+                  "serving.prefix_caching)")
+          .flag("async_scheduling", &SchedulerConfig::asyncScheduling, optional("false"),
+                "vLLM's --async-scheduling: the engine composes each step as it launches the one before, "
+                "so a request that arrives while a step runs is first seen when the next one is composed "
+                "and joins the step after it (an idle engine composes at once)");
   return s;
 }
 

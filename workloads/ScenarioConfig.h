@@ -53,6 +53,9 @@ struct SchedulerConfig {
   /// the prefix cache first (kLongestPrefix, SGLang's `lpm` schedule policy), arrival among equals.
   enum class QueuePolicy { kFcfs, kLongestPrefix };
   QueuePolicy queuePolicy = QueuePolicy::kFcfs;
+  /// vLLM's --async-scheduling (ServingScheduler.h): each step is composed as the one before it is
+  /// launched, so a request that arrives during a step joins the step after the next.
+  bool asyncScheduling = false;
 
   static const config::Schema<SchedulerConfig>& schema();
 };

@@ -62,7 +62,12 @@ void ServingScheduler::submit(const ServingRequest& request) {
     s.kv = request.inputTokens;
     s.generated = 1;
   }
-  m_waiting.push_back(request.id);
+  (m_config.asyncScheduling ? m_arriving : m_waiting).push_back(request.id);
+}
+
+void ServingScheduler::admitArrivals() {
+  m_waiting.insert(m_waiting.end(), m_arriving.begin(), m_arriving.end());
+  m_arriving.clear();
 }
 
 uint64_t ServingScheduler::capacityBlocks() const {

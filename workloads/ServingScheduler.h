@@ -22,6 +22,13 @@
 //      preempted.
 // The last chunk of a prompt samples the request's first output token; each decode step one more.
 //
+// Asynchronous scheduling (scheduler.async_scheduling, vLLM's --async-scheduling): the engine
+// composes step k + 1 as soon as it has launched step k, one step ahead of the GPU. A request that
+// arrives while step k runs is first seen when step k + 2 is composed. submit() then holds new
+// requests apart (arriving()) until whoever runs the steps calls admitArrivals(): right after
+// composing a step (the arrivals until that step starts), and when next() finds nothing to run
+// while requests are arriving (an idle engine composes at once).
+//
 // Preemption (placement.kv_cache.preemption, applied by the allocator): recompute drops the
 // victim's blocks and sends it to the front of the queue to re-run its prompt and the tokens
 // generated so far; swap moves its blocks to host memory and it keeps its progress (falling back
@@ -114,10 +121,16 @@ class ServingScheduler {
   uint64_t promptTokensAdmitted() const { return m_promptTokens; }
   uint64_t cachedPromptTokens() const { return m_cachedTokens; }
 
-  /// Queues a request. Throws std::invalid_argument when it could never fit the KV cache alone.
+  /// Queues a request (under asynchronous scheduling, among the arriving ones until
+  /// admitArrivals()). Throws std::invalid_argument when it could never fit the KV cache alone.
   void submit(const ServingRequest& request);
-  /// True when some request is waiting, running or swapped out.
-  bool busy() const { return !m_waiting.empty() || !m_running.empty() || !m_swapped.empty(); }
+  /// Asynchronous scheduling: makes the requests submitted so far visible to the next composition.
+  /// Without it, a no-op (submit() queues them at once).
+  void admitArrivals();
+  /// Requests submitted and not yet visible to a composition (asynchronous scheduling).
+  std::size_t arriving() const { return m_arriving.size(); }
+  /// True when some request is arriving, waiting, running or swapped out.
+  bool busy() const { return !m_arriving.empty() || !m_waiting.empty() || !m_running.empty() || !m_swapped.empty(); }
 
   /// Composes the next step: sequence i of the result is request ids()[i]. Empty when nothing can
   /// run (then busy() is false: a waiting request always fits an empty cache).
@@ -207,6 +220,7 @@ class ServingScheduler {
   SchedulerConfig m_config;
   std::size_t m_maxResident = 0;
   std::unique_ptr<hw::KvBlockAllocator> m_kv;
+  std::deque<uint64_t> m_arriving;           // async scheduling: submitted, not yet seen, oldest first
   std::deque<uint64_t> m_waiting;            // not admitted, oldest first
   std::map<uint64_t, Sequence> m_sequences;  // waiting and running, by id
   std::vector<uint64_t> m_running;           // admitted and resident, in admission order

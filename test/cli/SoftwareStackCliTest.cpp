@@ -258,6 +258,58 @@ TEST_F(SoftwareStackCliTest, AWarmupBarrierStartsEveryUserTogetherAfterTheWarmup
   EXPECT_LT(*std::min_element(starts.begin(), starts.end()), lastWarmupFinish);
 }
 
+// vLLM's async scheduling (scheduler.async_scheduling): a request that arrives while a step runs
+// joins the step after the next, so its first token comes one step later; an idle engine composes
+// at once. One user always finds the engine idle; four users with outputs of 32 to 64 tokens
+// arrive while the others decode, and each of those waits one decode step more (its TPOT).
+TEST_F(SoftwareStackCliTest, AsyncSchedulingDelaysAPromptThatArrivesMidStepByOneStep) {
+  const Json alone = run("sync1", {}, "jalapeno", "tiny-dense", 1);
+  const Json aloneAsync = run("async1", {"scenario.scheduler.async_scheduling=true"}, "jalapeno", "tiny-dense", 1);
+  ASSERT_FALSE(alone.empty() || aloneAsync.empty());
+  EXPECT_DOUBLE_EQ(ix(aloneAsync, "mean_ttft"), ix(alone, "mean_ttft")) << "an idle engine composes at once";
+  const auto staggered = [this](const std::string& name, bool async) {
+    const ProcessResult r =
+        runScoville({"run",   "-q",
+                     "-m",    "tiny-dense",
+                     "-p",    "jalapeno",
+                     "-s",    "inferencex-1k1k",
+                     "--out", dir.file(name),
+                     "--set", "scenario.load.concurrency=4",
+                     "--set", "scenario.requests=16",
+                     "--set", "scenario.input_tokens=256",
+                     "--set", "scenario.output_tokens=64",
+                     "--set", "scenario.random_range_ratio=0.5",
+                     "--set", std::string("scenario.scheduler.async_scheduling=") + (async ? "true" : "false")});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    return r.exitCode == 0 ? Json::parse(readFile(dir.file(name + "/report.json"))) : Json::object();
+  };
+  const Json sync = staggered("sync4", false);
+  const Json later = staggered("async4", true);
+  ASSERT_FALSE(sync.empty() || later.empty());
+  const auto ttfts = [this](const std::string& name) {
+    std::map<int, double> out;
+    for (const auto& row : requests(name)) {
+      if (!row.at("ttft_s").empty()) out[std::stoi(row.at("id"))] = std::stod(row.at("ttft_s"));
+    }
+    return out;
+  };
+  const std::map<int, double> a = ttfts("sync4"), b = ttfts("async4");
+  ASSERT_GE(a.size(), 16u);
+  const double step = tpot(sync);
+  for (const auto& [id, t] : a) {
+    SCOPED_TRACE("request " + std::to_string(id));
+    ASSERT_EQ(b.count(id), 1u);
+    if (id <= 4) {
+      EXPECT_DOUBLE_EQ(b.at(id), t) << "the first four start together on an idle engine";
+    } else {
+      // At least the decode step that was composed without it; more when that step held a prompt.
+      EXPECT_GT(b.at(id) - t, 0.95 * step);
+      EXPECT_LT(b.at(id) - t, 1.5 * step);
+    }
+  }
+  EXPECT_NEAR(tpot(later), step, 0.01 * step) << "decode steps are not delayed";
+}
+
 TEST_F(SoftwareStackCliTest, AWarmupBarrierNeedsAClosedLoop) {
   const ProcessResult r =
       runScoville({"run", "-q", "-m", "tiny-dense", "-s", "inferencex-1k1k", "--out", dir.file("open"), "--set",

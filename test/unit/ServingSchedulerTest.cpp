@@ -81,6 +81,42 @@ TEST(ServingScheduler, APrefilledRequestOnAnIdleReplicaDecodesInTheFirstStep) {
   EXPECT_EQ(s.running(), 1u);
 }
 
+TEST(ServingScheduler, UnderAsynchronousSchedulingARequestWaitsForTheRunnerToAdmitArrivals) {
+  SchedulerConfig c = limits(4, 100, 64);
+  c.asyncScheduling = true;
+  ServingScheduler s(c, cacheOf(100));
+  s.submit(ServingRequest{1, 10, 3});
+  EXPECT_EQ(s.arriving(), 1u);
+  EXPECT_EQ(s.waiting(), 0u);
+  EXPECT_TRUE(s.busy()) << "an arriving request keeps the replica busy";
+  EXPECT_TRUE(s.next().sequences.empty()) << "not seen before admitArrivals()";
+  s.admitArrivals();
+  EXPECT_EQ(s.arriving(), 0u);
+  StepBatch b = s.next();
+  EXPECT_EQ(fed(b), (std::vector<Fed>{{1, 0, 10, true}}));
+  // Request 2 arrives while step 1 runs, after the runner admitted the arrivals as it launched
+  // step 1: step 2 is composed without it, and it starts in step 3.
+  s.admitArrivals();
+  s.submit(ServingRequest{2, 20, 2});
+  s.complete();
+  b = s.next();
+  EXPECT_EQ(fed(b), (std::vector<Fed>{{1, 10, 1, true}}));
+  s.admitArrivals();
+  s.complete();
+  b = s.next();
+  EXPECT_EQ(fed(b), (std::vector<Fed>{{1, 11, 1, true}, {2, 0, 20, true}}));
+  // Synchronously, the same request is seen by the next composition.
+  ServingScheduler sync(limits(4, 100, 64), cacheOf(100));
+  sync.submit(ServingRequest{1, 10, 3});
+  sync.next();
+  sync.submit(ServingRequest{2, 20, 2});
+  sync.complete();
+  EXPECT_EQ(fed(sync.next()), (std::vector<Fed>{{1, 10, 1, true}, {2, 0, 20, true}}));
+  EXPECT_EQ(sync.arriving(), 0u);
+  sync.admitArrivals();  // a no-op
+  EXPECT_EQ(sync.waiting(), 0u);
+}
+
 TEST(ServingScheduler, LongPromptRunsInPrefillChunksAndOnlyItsLastChunkSamples) {
   const SchedulerConfig c = limits(256, 8192, 256);
   ServingScheduler s(c, cacheOf(200));
