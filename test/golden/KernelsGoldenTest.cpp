@@ -149,5 +149,46 @@ TEST(KernelsGolden, TheHbmPathPricedAsTheDramAloneMissesTheStreamingLoads) {
   }
 }
 
+// vLLM's Marlin MoE kernel (workloads/validation/marlin-moe-h100.yaml, measured on an SXM-class
+// H100) against vllm-h100's Marlin kernel on h100-hgx8: no kernel beats its roofline; the four
+// compute-bound training rows, which fit the kernel's own efficiency (scripts/fit-kernel-efficiency),
+// within 2% each; the predicted rows where docs/validation.md#the-marlin-moe-kernel-2026-12-07
+// reports them, plus about two points.
+TEST(KernelsGolden, TheMarlinMoeKernelMeetsItsMeasuredTimesTrainedAndPredicted) {
+  TempDir dir;
+  const ProcessResult r =
+      runScoville({"kernels", "marlin-moe-h100", "--software-stack", "vllm-h100", "--out", dir.path(), "-q"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const Json k = Json::parse(readFile(dir.file("kernels.json")));
+  const std::map<std::string, bool> training = {{"marlin-mixtral-m1024", true},
+                                                {"marlin-mixtral-m4096", true},
+                                                {"marlin-mixtral-m16384", true},
+                                                {"marlin-mixtral-m32768", true}};
+  int compared = 0;
+  double predictedAbs = 0;
+  int predicted = 0;
+  for (const Json& e : k["kernels"]) {
+    ASSERT_EQ(e["status"], "compared") << e["id"];
+    ++compared;
+    const std::string id = e["id"];
+    EXPECT_GE(e["simulated_s"].get<double>(), e["roofline_s"].get<double>() * (1 - 1e-12)) << id;
+    EXPECT_LE(e["measured_fraction_of_roofline"].get<double>(), 1.0) << id << ": the H100 beat our roofline";
+    const double error = e["error_percent"].get<double>();
+    if (training.count(id) > 0) {
+      EXPECT_LE(std::fabs(error), 2.0) << id << ": refit the Marlin kernel's efficiency";
+    } else {
+      predictedAbs += std::fabs(error);
+      ++predicted;
+      EXPECT_LE(std::fabs(error), 31.0) << id;
+    }
+  }
+  EXPECT_EQ(compared, 13);
+  ASSERT_EQ(predicted, 9);
+  EXPECT_LE(predictedAbs / predicted, 13.0) << "the predicted rows' MAPE";
+  // Prefill-shaped: 0.30 of the H100's BF16 peak, as measured (293 TFLOP/s at 32,768 tokens).
+  EXPECT_LE(k["summary"]["moe_int4_compute"]["mape_percent"].get<double>(), 4.5);
+  EXPECT_LE(k["summary"]["moe_int4_memory"]["mape_percent"].get<double>(), 14.5);
+}
+
 }  // namespace
 }  // namespace scoville::test
