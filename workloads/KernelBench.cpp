@@ -151,13 +151,16 @@ const Schema<MeasuredKernel>& MeasuredKernel::schema() {
           .quantity("bytes", &MeasuredKernel::bytes, config::dim::kBytes, optional("0 B"), config::nonNegative(),
                     "hbm kinds: bytes moved per launch (a copy counts those read and those written)")
           .integer("m", &MeasuredKernel::m, optional("0"), config::between(0, 1 << 24),
-                   "gemm: rows of A and C (tokens)")
-          .integer("k", &MeasuredKernel::k, optional("0"), config::between(0, 1 << 24), "gemm: inner dimension")
-          .integer("n", &MeasuredKernel::n, optional("0"), config::between(0, 1 << 24), "gemm: columns of W and C")
+                   "gemm: rows of A and C (tokens); moe: tokens")
+          .integer("k", &MeasuredKernel::k, optional("0"), config::between(0, 1 << 24),
+                   "gemm: inner dimension; moe: the experts' hidden width")
+          .integer("n", &MeasuredKernel::n, optional("0"), config::between(0, 1 << 24),
+                   "gemm: columns of W and C; moe: an expert's inner width (its gate and up are 2n wide)")
           .integer("experts", &MeasuredKernel::experts, optional("0"), config::between(0, 1 << 16),
                    "moe: routed experts")
           .integer("top_k", &MeasuredKernel::topK, optional("0"), config::between(0, 1 << 16),
-                   "moe: experts each token is routed to (the kernel's tokens are spread evenly over the experts)")
+                   "moe: experts each token is routed to, distinct and uniformly at random (one seeded stream, as a "
+                   "benchmark's random router scores route them)")
           .integer("scale_block", &MeasuredKernel::scaleBlock, optional("0"), config::between(0, 1 << 16),
                    "moe: weight elements sharing one scale, which replaces fp4's and int4's own (0: the precision's "
                    "format as it is)")
