@@ -30,6 +30,9 @@ enum class KernelKind { kHbmRead, kHbmWrite, kHbmCopy, kGemm, kAttentionDecode, 
 /// Stable name of a kind in datasets and results: hbm_read, hbm_write, hbm_copy, gemm,
 /// attention_decode, attention_prefill, moe.
 const char* kernelKindName(KernelKind kind);
+/// The streams (hbm_read, hbm_write, hbm_copy), and the attention kernels (decode, prefill).
+bool isHbmKind(KernelKind kind);
+bool isAttentionKind(KernelKind kind);
 
 /// One kernel as measured: its shape and its time per launch.
 struct MeasuredKernel {
@@ -54,6 +57,9 @@ struct MeasuredKernel {
   int64_t queryBlock = 1;  ///< attention: query rows computed per block (fewer real rows are padded)
   std::string exclude;     ///< non-empty: why the point is not compared (listed, never dropped)
   std::string note;
+
+  /// attention: its KV heads (kv_heads, or as many as its query heads when 0).
+  int64_t kvHeadCount() const { return kvHeads > 0 ? kvHeads : heads; }
 
   static const config::Schema<MeasuredKernel>& schema();
 };
@@ -151,6 +157,8 @@ struct KernelDataset {
 /// Loads and checks a kernel dataset (ConfigError naming the file and key): unique ids, each
 /// kind's shape keys, power loads naming kernels of the dataset.
 KernelDataset loadKernelDataset(const std::string& file);
+
+// The plans that run the kernels (KernelPlan.cpp).
 
 /// The kernel's work on `chip` as a one-step plan (its totals filled: bytesMoved, flops,
 /// vectorOps). Throws ConfigError kInvalidConfig when the chip cannot run it (precision).
