@@ -57,6 +57,12 @@ const Schema<MoeKernelConfig>& MoeKernelConfig::schema() {
           .choice("mma", &T::mma, mmaKindNames(), optional("warpgroup"),
                   "how it issues its MMAs: warpgroup (the array rate: Hopper's wgmma, Blackwell's tcgen05) or warp "
                   "(Ampere-style mma.sync, at the chip's tensor_core.warp_mma_rate)")
+          .integer("hidden_align", &T::hiddenAlign, optional("1"), between(1, 4096),
+                   "the experts are stored with their hidden width padded to a multiple of this, the padding held, "
+                   "streamed and multiplied like weights (a kernel that needs whole tiles: vLLM's Marlin MoE, 256)")
+          .integer("inner_align", &T::innerAlign, optional("1"), between(1, 4096),
+                   "the same for each expert's inner width, this chip's tensor-parallel slice of it (vLLM's Marlin "
+                   "MoE, 128)")
           .rule("max_tile_rows", "max_tile_rows must be at least min_tile_rows",
                 [](const T& k) { return k.maxTileRows >= k.minTileRows; })
           .rule("tile_rows", "tile_rows must be strictly ascending",
@@ -86,7 +92,8 @@ const Schema<MoeKernelConfig>& MoeKernelConfig::schema() {
 bool operator==(const MoeKernelConfig& a, const MoeKernelConfig& b) {
   return a.name == b.name && a.expertPrecisions == b.expertPrecisions && a.minTileRows == b.minTileRows &&
          a.maxTileRows == b.maxTileRows && a.tileRowChoices == b.tileRowChoices && a.tileFill == b.tileFill &&
-         a.convertOps == b.convertOps && a.efficiency == b.efficiency && a.mma == b.mma;
+         a.convertOps == b.convertOps && a.efficiency == b.efficiency && a.mma == b.mma &&
+         a.hiddenAlign == b.hiddenAlign && a.innerAlign == b.innerAlign;
 }
 
 }  // namespace scoville::workload

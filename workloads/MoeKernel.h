@@ -24,6 +24,14 @@
 // tile it multiplies, `convert_ops` vector element operations per weight element, on the vector
 // unit while the tile's weights load (PlannedOp::convertOps; the step driver's load stream issues
 // them beside the loads, and the tile is ready when both are done).
+// A kernel that needs its GEMMs' dimensions in whole tiles stores the experts padded
+// (`hidden_align`, `inner_align`): each expert's hidden width is rounded up to a multiple of
+// hidden_align and its inner width (this chip's slice of it) to inner_align, and the padding is
+// held, streamed and multiplied like weights (StepPlanner's layout). vLLM's Marlin MoE needs
+// n % 256 == 0 and k % 128 == 0 in both of its GEMMs (gate/up: n = 2 x inner, k = hidden; down:
+// n = hidden, k = inner), so vLLM pads MXFP4 experts to hidden 256 and inner 128
+// (mxfp4_round_up_hidden_size_and_intermediate_size): gpt-oss-120b's 2880 x 2880 expert is
+// 3072 x 2944 on one GPU (+9%) and 3072 x 768 per GPU at tp 4 (+14%).
 // Absent, the experts' GEMMs are exact: an expert with n tokens is an n-row GEMM.
 
 #include <cstdint>
@@ -53,11 +61,16 @@ struct MoeKernelConfig {
   double efficiency = 0.0;
   /// How it issues its MMAs: warp-level mma.sync runs at the chip's tensor_core.warp_mma_rate.
   MmaKind mma = MmaKind::kWarpgroup;
+  /// The experts' stored widths are padded to multiples of these (1: as the model has them).
+  int64_t hiddenAlign = 1;
+  int64_t innerAlign = 1;
 
   /// Whether it runs experts stored at precision `p`.
   bool serves(tlm::Precision p) const;
   /// Rows per tile for a step routing `gates` token-expert pairs over `experts` routed experts.
   uint64_t tileRows(uint64_t gates, uint64_t experts) const;
+  /// Whether it stores the experts padded (hidden_align or inner_align above 1).
+  bool pads() const { return hiddenAlign > 1 || innerAlign > 1; }
 
   static const config::Schema<MoeKernelConfig>& schema();
 };

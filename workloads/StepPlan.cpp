@@ -454,7 +454,8 @@ class StepPlanner::Builder {
     // at most one staging buffer; adjacent experts are one read. Each tile's experts run as
     // batched GEMMs, one per distinct token count.
     const std::vector<uint64_t>& routed = (*b.expertTokens)[l];
-    const uint64_t inter = p.m_expertInter;
+    const uint64_t inter = p.m_expertInter;  // both as stored: padded to the kernel's tiles
+    const uint64_t expertHidden = p.m_expertHidden;
     const uint64_t upWidth = (m.gatedFfn ? 2 : 1) * inter;
     const double activation = m.gatedFfn ? kActivationOps / 2 : kActivationOps;
     // With a grouped-GEMM kernel each expert's tokens are padded to its tiles' rows, the tile
@@ -483,8 +484,8 @@ class StepPlanner::Builder {
     const auto flush = [&] {
       if (op == nullptr) return;
       op->warpMma = warpMma;
-      for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, upWidth, hidden, count});
-      for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, hidden, inter, count});
+      for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, upWidth, expertHidden, count});
+      for (const auto& [n, count] : byCount) op->gemms.push_back(tlm::GemmShape{n, expertHidden, inter, count});
       if (convert > 0.0) conversions(*op);
       byCount.clear();
       op = nullptr;
@@ -498,8 +499,8 @@ class StepPlanner::Builder {
         // An expert larger than a buffer streams in column tiles of its own.
         flush();
         const std::size_t first = plan.ops.size();
-        weightGemm("experts", l, w.experts[e], hidden, upWidth, n, activation, eBits);
-        weightGemm("experts", l, w.experts[e] + aligned(p.m_expertUpBytes), inter, hidden, n, 0.0, eBits);
+        weightGemm("experts", l, w.experts[e], expertHidden, upWidth, n, activation, eBits);
+        weightGemm("experts", l, w.experts[e] + aligned(p.m_expertUpBytes), inter, expertHidden, n, 0.0, eBits);
         for (std::size_t i = first; i < plan.ops.size(); ++i) {
           plan.ops[i].warpMma = warpMma;
           if (convert > 0.0) conversions(plan.ops[i]);

@@ -241,10 +241,9 @@ class StepPlanner {
   const std::optional<AttentionKernelConfig>& attentionKernel() const { return m_attentionKernel; }
   /// Plans the routed experts' GEMMs as `kernel` runs them (each expert's tokens padded to its
   /// tiles' rows, MoeKernel.h): the software stack's kernel for the model's expert precision.
-  /// nullptr: exact GEMMs. Copied.
-  void setMoeKernel(const MoeKernelConfig* kernel) {
-    m_moeKernel = kernel != nullptr ? std::optional<MoeKernelConfig>(*kernel) : std::nullopt;
-  }
+  /// nullptr: exact GEMMs. Copied. A kernel that stores the experts padded (hidden_align,
+  /// inner_align) lays the weights out again, so set it before reading any address or size.
+  void setMoeKernel(const MoeKernelConfig* kernel);
   const std::optional<MoeKernelConfig>& moeKernel() const { return m_moeKernel; }
 
   /// Moves the KV space to `address` (at least the first address above the weights): a target's
@@ -308,7 +307,8 @@ class StepPlanner {
   // This rank's slice.
   uint64_t m_qHeads = 0, m_kvHeads = 0;  // GQA heads (MLA: query heads only)
   uint64_t m_ffnInter = 0;               // dense FFN columns
-  uint64_t m_expertInter = 0;            // columns of each routed expert this chip holds
+  uint64_t m_expertInter = 0;            // columns of each routed expert this chip holds (as stored)
+  uint64_t m_expertHidden = 0;           // the routed experts' hidden width as stored (hidden_align)
   uint64_t m_sharedInter = 0;            // shared-expert columns (all shared experts together)
   uint64_t m_vocab = 0;
   uint64_t m_kvPerTokenLayer = 0;
@@ -325,6 +325,7 @@ class StepPlanner {
   uint64_t m_inputProjection = 0;
   uint64_t m_inputProjectionK = 0;
   bool m_draft = false;
+  std::optional<DraftLayout> m_draftLayout;  // a draft's place beside its target (layOut again)
   std::optional<AttentionKernelConfig> m_attentionKernel;
   std::optional<MoeKernelConfig> m_moeKernel;
 };

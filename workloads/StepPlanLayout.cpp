@@ -39,7 +39,7 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
 
 StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard,
                          const DraftLayout& draft)
-    : m_model(model), m_chip(chip), m_shard(std::move(shard)), m_draft(true) {
+    : m_model(model), m_chip(chip), m_shard(std::move(shard)), m_draft(true), m_draftLayout(draft) {
   if (m_shard.pp != 1) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
                       fmt::format("speculative decoding with pipeline parallelism (pp = {}) is not modelled: the "
@@ -47,6 +47,13 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
                                   m_shard.pp));
   }
   layOut(&draft);
+}
+
+void StepPlanner::setMoeKernel(const MoeKernelConfig* kernel) {
+  const bool padded = m_moeKernel && m_moeKernel->pads();
+  m_moeKernel = kernel != nullptr ? std::optional<MoeKernelConfig>(*kernel) : std::nullopt;
+  // The stored expert widths follow the kernel's alignment: lay the weights out again.
+  if (padded || (m_moeKernel && m_moeKernel->pads())) layOut(m_draftLayout ? &*m_draftLayout : nullptr);
 }
 
 void StepPlanner::setKvBase(uint64_t address) {
@@ -58,6 +65,15 @@ void StepPlanner::setKvBase(uint64_t address) {
 }
 
 void StepPlanner::layOut(const DraftLayout* draft) {
+  // From nothing: a planner lays out again when its MoE kernel pads the experts.
+  m_firstLayer = 0;
+  m_windowLayers = 0;
+  m_layers.clear();
+  m_next = 0;
+  m_weightBytes = 0;
+  m_kvRegionOffset = 0;
+  m_inputProjection = 0;
+  m_inputProjectionK = 0;
   const ModelConfig& m = m_model;
   const hw::ChipConfig& chip = m_chip;
   const int tp = m_shard.tp;
@@ -110,13 +126,18 @@ void StepPlanner::layOut(const DraftLayout* draft) {
   m_kvHeads = mla ? 0 : (m.kvHeads >= tp ? u(m.kvHeads / tp) : 1);
   m_ffnInter = m.ffnIntermediate > 0 ? shardOf(u(m.ffnIntermediate), tp, rank) : 0;
   m_expertInter = !moe ? 0 : wholeExperts ? u(m.moeIntermediate) : shardOf(u(m.moeIntermediate), tp, rank);
+  m_expertHidden = moe ? hidden : 0;
+  if (moe && m_moeKernel) {  // stored padded to the kernel's tiles (MoeKernel.h)
+    m_expertInter = planning::roundUp(m_expertInter, u(m_moeKernel->innerAlign));
+    m_expertHidden = planning::roundUp(hidden, u(m_moeKernel->hiddenAlign));
+  }
   m_sharedInter = moe ? shardOf(u(m.sharedExperts) * u(m.moeIntermediate), tp, rank) : 0;
   m_vocab = shardOf(u(m.vocab), tp, rank);
   m_kvPerTokenLayer = mla ? bytesOf(u(m.kvLoraRank) + u(m.qkRopeHeadDim), m.kvPrecision)
                           : bytesOf(2 * m_kvHeads * u(m.headDim), m.kvPrecision);
   const uint64_t upWidth = m.gatedFfn ? 2 : 1;
-  m_expertUpBytes = bytesOf(hidden * upWidth * m_expertInter, eBits);
-  m_expertBytes = aligned(m_expertUpBytes) + bytesOf(m_expertInter * hidden, eBits);
+  m_expertUpBytes = bytesOf(m_expertHidden * upWidth * m_expertInter, eBits);
+  m_expertBytes = aligned(m_expertUpBytes) + bytesOf(m_expertInter * m_expertHidden, eBits);
 
   m_firstStage = m_shard.stage == 0;
   m_lastStage = m_shard.stage == m_shard.pp - 1;
@@ -164,7 +185,7 @@ void StepPlanner::layOut(const DraftLayout* draft) {
         if (wholeExperts && m_shard.expertOwner[static_cast<std::size_t>(e)] != mine) continue;
         w.experts[static_cast<std::size_t>(e)] = m_next;
         m_next += m_expertBytes;  // gate/up and down of one expert, back to back (down aligned)
-        m_weightBytes += m_expertUpBytes + bytesOf(m_expertInter * hidden, eBits);
+        m_weightBytes += m_expertUpBytes + bytesOf(m_expertInter * m_expertHidden, eBits);
       }
       m_next = aligned(m_next);
       if (m_sharedInter > 0) {
@@ -189,8 +210,8 @@ void StepPlanner::layOut(const DraftLayout* draft) {
   m_weightEnd = m_kvBase;
 
   // The smallest weight tile (kTileColumnAlign columns of the widest K) must fit one buffer.
-  const uint64_t widestK = std::max({hidden, m_qHeads * std::max(headDim, u(m.vHeadDim)), m_ffnInter, m_expertInter,
-                                     m_sharedInter, u(m.qLoraRank), u(m.kvLoraRank)});
+  const uint64_t widestK = std::max({hidden, m_expertHidden, m_qHeads * std::max(headDim, u(m.vHeadDim)), m_ffnInter,
+                                     m_expertInter, m_sharedInter, u(m.qLoraRank), u(m.kvLoraRank)});
   const double smallestTile = static_cast<double>(widestK * kTileColumnAlign) * std::max(wBits, eBits) / 8.0;
   if (smallestTile > chip.sram.bufferBytes()) {
     throw ConfigError(
@@ -222,9 +243,10 @@ bool StepPlanner::plansLike(const StepPlanner& o) const {
          m_shard.pp == o.m_shard.pp && m_shard.stage == o.m_shard.stage && m_shard.ep == o.m_shard.ep &&
          m_firstLayer == o.m_firstLayer && m_stageLayers == o.m_stageLayers && m_qHeads == o.m_qHeads &&
          m_kvHeads == o.m_kvHeads && m_ffnInter == o.m_ffnInter && m_expertInter == o.m_expertInter &&
-         m_sharedInter == o.m_sharedInter && m_vocab == o.m_vocab && m_kvPerTokenLayer == o.m_kvPerTokenLayer &&
-         m_expertBytes == o.m_expertBytes && m_expertUpBytes == o.m_expertUpBytes && m_embedding == o.m_embedding &&
-         m_lmHead == o.m_lmHead && m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase && m_draft == o.m_draft &&
+         m_expertHidden == o.m_expertHidden && m_sharedInter == o.m_sharedInter && m_vocab == o.m_vocab &&
+         m_kvPerTokenLayer == o.m_kvPerTokenLayer && m_expertBytes == o.m_expertBytes &&
+         m_expertUpBytes == o.m_expertUpBytes && m_embedding == o.m_embedding && m_lmHead == o.m_lmHead &&
+         m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase && m_draft == o.m_draft &&
          m_kvRegionOffset == o.m_kvRegionOffset && m_inputProjection == o.m_inputProjection &&
          m_inputProjectionK == o.m_inputProjectionK && m_attentionKernel == o.m_attentionKernel &&
          m_moeKernel == o.m_moeKernel;

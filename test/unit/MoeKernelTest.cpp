@@ -99,6 +99,56 @@ TEST(MoeKernel, ThePlannerPadsEachExpertsTokensToWholeTiles) {
   EXPECT_DOUBLE_EQ(flopsOf(tiled.plan(batch), "experts", 0), 16 * perToken);
 }
 
+// A kernel that needs whole tiles in its GEMMs' dimensions stores the experts padded (vLLM's
+// Marlin: hidden to 256, inner to 128; gpt-oss's 720-wide slice at tp 4 is 768): the padding is
+// held in HBM, streamed and multiplied like weights. Hand-computed for an expert of hidden 960 and
+// inner 720 stored as 1024 x 768; taking the kernel off lays the weights out as before.
+TEST(MoeKernel, AKernelThatPadsTheExpertsHoldsStreamsAndMultipliesThePadding) {
+  ModelConfig m = shippedModel("tiny-moe");
+  m.hidden = 960;
+  m.moeIntermediate = 720;
+  const std::vector<uint64_t> tokens = {0, 3, 0, 0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 4, 0};
+  const Routing routed = routing(m, [&](int, int e) { return tokens[u(e)]; });
+  const StepBatch batch = decodes(4, 100, &routed);
+  MoeKernelConfig exactRows = kernel(1, 1);
+  StepPlanner plain(m, jalapeno(), ModelShard{});
+  plain.setMoeKernel(&exactRows);
+  MoeKernelConfig marlin = exactRows;
+  marlin.hiddenAlign = 256;
+  marlin.innerAlign = 128;
+  StepPlanner padded(m, jalapeno(), ModelShard{});
+  padded.setMoeKernel(&marlin);
+  EXPECT_FALSE(padded.plansLike(plain));
+
+  const double bits = m.expertFormat().bitsPerElement();
+  const auto expertBytes = [&](uint64_t hidden, uint64_t inner) {
+    return planning::aligned(planning::bytesOf(hidden * 2 * inner, bits)) + planning::bytesOf(inner * hidden, bits);
+  };
+  const auto heldBytes = [&](uint64_t hidden, uint64_t inner) {
+    return planning::bytesOf(hidden * 2 * inner, bits) + planning::bytesOf(inner * hidden, bits);
+  };
+  const uint64_t moeLayers = 4 * 16;  // every layer's 16 experts
+  EXPECT_DOUBLE_EQ(padded.weightBytes() - plain.weightBytes(),
+                   static_cast<double>(moeLayers * (heldBytes(1024, 768) - heldBytes(960, 720))));
+  // Four experts received tokens: each streams its padded slice, and its GEMMs multiply it.
+  const StepPlan a = plain.plan(batch);
+  const StepPlan b = padded.plan(batch);
+  EXPECT_EQ(bytesOf(a, "experts", 0, tlm::OpKind::kRead), 4 * expertBytes(960, 720));
+  EXPECT_EQ(bytesOf(b, "experts", 0, tlm::OpKind::kRead), 4 * expertBytes(1024, 768));
+  EXPECT_DOUBLE_EQ(flopsOf(a, "experts", 0), 16.0 * 2 * 3 * 960 * 720);
+  EXPECT_DOUBLE_EQ(flopsOf(b, "experts", 0), 16.0 * 2 * 3 * 1024 * 768);
+  EXPECT_DOUBLE_EQ(b.expertTokens, a.expertTokens) << "the tokens are the same";
+  // A tensor-parallel rank pads its own slice: 360 of tp 2 is stored as 384.
+  StepPlanner rank(m, jalapeno(), ModelShard(2, 0));
+  rank.setMoeKernel(&marlin);
+  EXPECT_EQ(bytesOf(rank.plan(batch), "experts", 0, tlm::OpKind::kRead), 4 * expertBytes(1024, 384));
+  // Off again: the layout is the plain one, address for address.
+  padded.setMoeKernel(&exactRows);
+  EXPECT_TRUE(padded.plansLike(plain));
+  EXPECT_DOUBLE_EQ(padded.weightBytes(), plain.weightBytes());
+  EXPECT_EQ(padded.kvBase(), plain.kvBase());
+}
+
 double vectorOpsOf(const StepPlan& plan, const std::string& name, uint32_t layer) {
   double ops = 0.0;
   for (const PlannedOp& op : plan.ops) {
@@ -209,6 +259,8 @@ TEST(MoeKernel, ABadKernelIsRefusedNamingItsKey) {
   refused("- {name: k, tile_fill: 0.9}\n", "tile_fill");
   refused("- {name: k, tile_rows: [8], tile_fill: 1.5}\n", "tile_fill");
   refused("- {name: k, tile_rows: [0, 8]}\n", "tile_rows");
+  refused("- {name: k, hidden_align: 0}\n", "hidden_align");
+  refused("- {name: k, inner_align: 1.5}\n", "inner_align");
 }
 
 }  // namespace scoville::workload::moe_kernel_test
