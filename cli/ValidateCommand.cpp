@@ -43,10 +43,13 @@ struct PointOutcome {
   double wallS = 0.0;
 };
 
-/// "fitted" when the point's software-stack profile names it in calibrated_on, else "predicted"
-/// (a point without a profile runs the hardware alone, fitted to nothing).
+/// "fitted" when the point's software-stack profile names it in calibrated_on or the point says
+/// what else was fitted to it (`fitted`), else "predicted" (a point without a profile runs the
+/// hardware alone, fitted to nothing).
 std::string roleOf(const workload::ValidationPoint& p) {
-  if (p.stack.empty() || !p.skip.empty()) return "predicted";
+  if (!p.skip.empty()) return "predicted";
+  if (!p.fitted.empty()) return "fitted";
+  if (p.stack.empty()) return "predicted";
   const workload::SoftwareStackConfig stack = loadSoftwareStack("points[" + p.id + "].stack", p.stack);
   const auto& fitted = stack.calibratedOn;
   return std::find(fitted.begin(), fitted.end(), p.id) != fitted.end() ? "fitted" : "predicted";
@@ -228,6 +231,7 @@ int validateCommand(const Args& args, std::ostream& out) {
                       {"uncertain", p.uncertain},
                       {"status", o.status},
                       {"role", role},
+                      {"fitted", p.fitted.empty() ? Json(nullptr) : Json(p.fitted)},
                       {"reason", o.reason.empty() ? Json(nullptr) : Json(o.reason)},
                       {"wall_time_s", o.wallS},
                       {"metrics", metrics}});

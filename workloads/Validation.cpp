@@ -127,6 +127,10 @@ const Schema<ValidationPoint>& ValidationPoint::schema() {
                 "the numbers are second-hand, read off a plot, or conflict between sources")
           .text("skip", &ValidationPoint::skip, optional("~"),
                 "why the simulator cannot express the point; a skipped point is listed, never run")
+          .text("fitted", &ValidationPoint::fitted, optional("~"),
+                "what was fitted to this point besides its profile's calibrated_on (e.g. an engine setting its "
+                "source does not publish, fitted here and used by other points): the point counts as fitted, "
+                "not predicted")
           .text("platform", &ValidationPoint::platform, optional("~"), "platform name or file (required unless skip)")
           .text("model", &ValidationPoint::model, optional("~"), "model name or file (required unless skip)")
           .text("scenario", &ValidationPoint::scenario, optional("inferencex-1k1k"),

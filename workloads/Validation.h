@@ -75,6 +75,9 @@ struct ValidationPoint {
   std::string note;
   bool uncertain = false;  ///< second-hand or conflicting numbers
   std::string skip;        ///< non-empty: why the simulator cannot express the point (it is not run)
+  /// Non-empty: what was fitted to this point besides its profile's calibrated_on (an engine
+  /// setting its source does not publish); the point is then fitted, not predicted.
+  std::string fitted;
   // The run.
   std::string platform;  ///< shipped name or file
   std::string model;     ///< shipped name or file
@@ -127,9 +130,9 @@ ValidationDataset loadValidationDataset(const std::string& file);
 struct MetricComparison {
   std::string point;
   std::string metric;
-  double measured = 0.0;      ///< SI
-  double simulated = 0.0;     ///< SI
-  double errorPercent = 0.0;  ///< (simulated - measured) / measured x 100
+  double measured = 0.0;        ///< SI
+  double simulated = 0.0;       ///< SI
+  double errorPercent = 0.0;    ///< (simulated - measured) / measured x 100
   std::string notComparable{};  ///< the measured metric's not_comparable reason ("" : it counts)
 };
 

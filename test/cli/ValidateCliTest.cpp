@@ -117,6 +117,24 @@ TEST(ValidateCli, SaysWhichPointsTheirProfileWasFittedToAndSummarisesThemApart) 
   EXPECT_NE(r.out.find("predicted"), std::string::npos) << r.out;
 }
 
+// A point that says what else was fitted to it (an engine setting its source does not publish)
+// is fitted though no profile names it, and validation.json says what; the others stay predicted.
+TEST(ValidateCli, APointThatSaysWhatWasFittedToItIsFittedWithoutAProfile) {
+  TempDir dir;
+  std::string fit = point("engine", "scenario.random_range_ratio=1");
+  fit.insert(fit.find("  metrics:"), "  fitted: the engine's token budget\n");
+  const std::string other = point("other", "scenario.random_range_ratio=1");
+  writeFile(dir.file("d.yaml"), "name: t\ndescription: test\npoints:" + fit + other);
+  const ProcessResult r = runScoville({"validate", dir.file("d.yaml"), "--out", dir.file("v"), "-j", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  const Json v = Json::parse(readFile(dir.file("v/validation.json")));
+  EXPECT_EQ(v["points"][0]["role"], "fitted");
+  EXPECT_EQ(v["points"][0]["fitted"], "the engine's token budget");
+  EXPECT_EQ(v["points"][1]["role"], "predicted");
+  EXPECT_TRUE(v["points"][1]["fitted"].is_null());
+  EXPECT_EQ(v["summary_by_role"]["fitted"]["tpot"]["worst_point"], "engine");
+}
+
 TEST(ValidateCli, APointWithABaselineComparesTheRatioOfItsTwoRuns) {
   TempDir dir;
   // The point's model has twice its baseline's layers: the measured ratio of their E2E is 1.9.
