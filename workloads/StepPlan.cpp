@@ -250,7 +250,7 @@ class StepPlanner::Builder {
     };
     std::array<Stream, hw::kKvTierCount> streams{};
     // A draft's layers have regions of their own after the target's (DraftLayout::kvRegionOffset).
-    const uint64_t region = p.m_draft              ? p.m_kvRegionOffset + local
+    const uint64_t region = p.m_draftLayout        ? p.m_kvRegionOffset + local
                             : b.kvLayerRegions > 0 ? local % b.kvLayerRegions
                                                    : local;
     streams[hw::kvTierIndex(hw::KvTier::kLocalHbm)] =

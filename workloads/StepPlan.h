@@ -324,8 +324,7 @@ class StepPlanner {
   uint32_t m_kvRegionOffset = 0;
   uint64_t m_inputProjection = 0;
   uint64_t m_inputProjectionK = 0;
-  bool m_draft = false;
-  std::optional<DraftLayout> m_draftLayout;  // a draft's place beside its target (layOut again)
+  std::optional<DraftLayout> m_draftLayout;  // a draft's place beside its target (absent: not a draft)
   std::optional<AttentionKernelConfig> m_attentionKernel;
   std::optional<MoeKernelConfig> m_moeKernel;
 };

@@ -39,7 +39,7 @@ StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, M
 
 StepPlanner::StepPlanner(const ModelConfig& model, const hw::ChipConfig& chip, ModelShard shard,
                          const DraftLayout& draft)
-    : m_model(model), m_chip(chip), m_shard(std::move(shard)), m_draft(true), m_draftLayout(draft) {
+    : m_model(model), m_chip(chip), m_shard(std::move(shard)), m_draftLayout(draft) {
   if (m_shard.pp != 1) {
     throw ConfigError(ErrorKind::kInvalidConfig, "",
                       fmt::format("speculative decoding with pipeline parallelism (pp = {}) is not modelled: the "
@@ -137,7 +137,8 @@ void StepPlanner::layOut(const DraftLayout* draft) {
                           : bytesOf(2 * m_kvHeads * u(m.headDim), m.kvPrecision);
   const uint64_t upWidth = m.gatedFfn ? 2 : 1;
   m_expertUpBytes = bytesOf(m_expertHidden * upWidth * m_expertInter, eBits);
-  m_expertBytes = aligned(m_expertUpBytes) + bytesOf(m_expertInter * m_expertHidden, eBits);
+  const uint64_t expertDownBytes = bytesOf(m_expertInter * m_expertHidden, eBits);
+  m_expertBytes = aligned(m_expertUpBytes) + expertDownBytes;
 
   m_firstStage = m_shard.stage == 0;
   m_lastStage = m_shard.stage == m_shard.pp - 1;
@@ -185,7 +186,7 @@ void StepPlanner::layOut(const DraftLayout* draft) {
         if (wholeExperts && m_shard.expertOwner[static_cast<std::size_t>(e)] != mine) continue;
         w.experts[static_cast<std::size_t>(e)] = m_next;
         m_next += m_expertBytes;  // gate/up and down of one expert, back to back (down aligned)
-        m_weightBytes += m_expertUpBytes + bytesOf(m_expertInter * m_expertHidden, eBits);
+        m_weightBytes += m_expertUpBytes + expertDownBytes;
       }
       m_next = aligned(m_next);
       if (m_sharedInter > 0) {
@@ -246,10 +247,10 @@ bool StepPlanner::plansLike(const StepPlanner& o) const {
          m_expertHidden == o.m_expertHidden && m_sharedInter == o.m_sharedInter && m_vocab == o.m_vocab &&
          m_kvPerTokenLayer == o.m_kvPerTokenLayer && m_expertBytes == o.m_expertBytes &&
          m_expertUpBytes == o.m_expertUpBytes && m_embedding == o.m_embedding && m_lmHead == o.m_lmHead &&
-         m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase && m_draft == o.m_draft &&
-         m_kvRegionOffset == o.m_kvRegionOffset && m_inputProjection == o.m_inputProjection &&
-         m_inputProjectionK == o.m_inputProjectionK && m_attentionKernel == o.m_attentionKernel &&
-         m_moeKernel == o.m_moeKernel;
+         m_weightBytes == o.m_weightBytes && m_kvBase == o.m_kvBase &&
+         m_draftLayout.has_value() == o.m_draftLayout.has_value() && m_kvRegionOffset == o.m_kvRegionOffset &&
+         m_inputProjection == o.m_inputProjection && m_inputProjectionK == o.m_inputProjectionK &&
+         m_attentionKernel == o.m_attentionKernel && m_moeKernel == o.m_moeKernel;
 }
 
 }  // namespace scoville::workload
