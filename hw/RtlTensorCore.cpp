@@ -347,6 +347,7 @@ void RtlTensorCore::execute(::tlm::tlm_generic_payload& payload, sc_core::sc_tim
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   const uint64_t cycles = run(gemm);
   const sc_core::sc_time end = sc_core::sc_time_stamp();
+  tlm::opOf(payload).queuedS = tlm::seconds(start - arrival);
   m_stats.record(m_config, op, static_cast<double>(cycles), tlm::seconds(start - arrival),
                  m_clock->stretch(static_cast<double>(cycles), m_config.clockHz));
   m_activity.emit(tlm::Activity::kMacs, op.shape.flops() / 2.0, op, start, end);

@@ -37,6 +37,7 @@ sc_core::sc_time VectorUnit::serve(::tlm::tlm_generic_payload& payload, const sc
   }
   const sc_core::sc_time start = std::max(arrival, m_busyUntil);
   m_busyUntil = start + tlm::durationCeil(m_clock->seconds(static_cast<double>(n), m_config.clockHz));
+  tlm::opOf(payload).queuedS = tlm::seconds(start - arrival);
   m_throttledTime.add(m_clock->stretch(static_cast<double>(n), m_config.clockHz));
   m_ops.add();
   m_elementOps.add(op.elementOps);

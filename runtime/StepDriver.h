@@ -125,8 +125,9 @@ class StepDriver : public sc_core::sc_module {
   /// Runs what follows op i's compute: its collective and its pipeline send.
   bool runAfter(const PlannedOp& op, std::size_t i);
   /// Sends a transaction and waits for its response; false (error() set) on an error response.
+  /// `queuedS`, when given, gains the time the transaction waited for its unit (OpExtension::queuedS).
   bool issue(tlm::InitiatorPort& port, tlm::OpKind kind, uint64_t address, uint64_t bytes, const tlm::GemmShape* gemm,
-             const PlannedOp& planned, double elementOps = 0.0);
+             const PlannedOp& planned, double elementOps = 0.0, double* queuedS = nullptr);
   /// A payload from the pool (ref count 1) for one of `planned`'s transactions. A vector op's
   /// `elementOps` are the compute stream's (its softmax exps among them) or, with `converting`,
   /// the weight conversions the load stream issues beside the tile's loads.

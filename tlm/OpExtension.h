@@ -55,6 +55,9 @@ class OpExtension : public ::tlm::tlm_extension<OpExtension> {
   /// alike lanes (hw::FabricInterface::setAlikeLanes), which are not simulated; a switch counts
   /// its bytes, packets and activity that many times.
   uint32_t lanes = 1;
+  /// Response, kGemm and kVector: seconds the transaction waited for its unit to free up (behind
+  /// another stream's work) before its own service began; set by the compute unit that served it.
+  double queuedS = 0.0;
 
   ::tlm::tlm_extension_base* clone() const override { return new OpExtension(*this); }
   void copy_from(const ::tlm::tlm_extension_base& other) override { *this = static_cast<const OpExtension&>(other); }

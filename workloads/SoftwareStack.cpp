@@ -62,7 +62,8 @@ const Schema<SoftwareStackConfig>& SoftwareStackConfig::schema() {
           .text("hardware", &SoftwareStackConfig::hardware, required(), "the hardware it was calibrated on")
           .number("gemm_efficiency", &SoftwareStackConfig::gemmEfficiency, optional("1"), efficiency,
                   "achieved fraction of the modelled compute time of dense ops (projections, FFN, shared experts, "
-                  "LM head, norms): their compute takes time / efficiency")
+                  "LM head, norms): their own service on the compute units takes time / efficiency (a wait behind "
+                  "another stream's work, such as the next tile's weight conversions, is not stretched)")
           .number("attention_efficiency", &SoftwareStackConfig::attentionEfficiency, optional("1"), efficiency,
                   "the same for the attention kernel (scores and values over the KV cache)")
           .number("moe_efficiency", &SoftwareStackConfig::moeEfficiency, optional("1"), efficiency,

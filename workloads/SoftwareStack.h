@@ -8,7 +8,8 @@
 // run is the hardware's alone (every efficiency 1, no overhead). How it acts (StepDriver,
 // CollectiveGroup, ReplicaRunner):
 //   - compute: an op's compute (its GEMMs and vector work, as the tensor core and vector unit
-//     time them) is stretched to time / efficiency of its class: `attention_efficiency` for the
+//     time them, less any wait for a unit busy with another stream's work: the next tile's weight
+//     conversions) is stretched to time / efficiency of its class: `attention_efficiency` for the
 //     attention kernel (scores and values over the KV cache), `moe_efficiency` for the routed
 //     experts' grouped GEMMs, `gemm_efficiency` for every other op (projections, FFN, shared
 //     experts, LM head, norms); a weight GEMM whose weights are stored narrower than the compute

@@ -304,6 +304,59 @@ TEST(ChipScenario, AStackAtHalfMemoryEfficiencyDoublesAMemoryBoundStepInBothLoad
   EXPECT_NEAR(step(3) / step(2), 2.0, 0.05);
 }
 
+// A stack's compute efficiency stretches an op's own service on the compute units, not its wait
+// behind another stream's work. Two tiles of one kernel: the load stream issues the second tile's
+// weight conversions on the in-order vector unit as its loads go out, while the first tile
+// computes, so the first tile's own vector work queues behind them. At efficiency 0.5 the first
+// tile takes its unqueued time longer than it did with the hardware alone, not its whole time.
+TEST(ChipScenario, AStackStretchesAnOpsOwnComputeNotItsWaitBehindTheNextTilesConversions) {
+  test::claimElaboration();
+  const platform::PlatformConfig config = shippedPlatform("jalapeno");
+  const auto tile = [](uint64_t address, double vectorOps, double convertOps) {
+    workload::PlannedOp op;
+    op.name = "ffn";  // one kernel: no launch between the tiles
+    op.accesses.push_back({tlm::OpKind::kRead, address, 64 * 1024, hw::KvTier::kLocalHbm});
+    op.gemms.push_back(tlm::GemmShape{16, 1024, 1024, 1});
+    op.vectorOps = vectorOps + convertOps;
+    op.convertOps = convertOps;
+    return op;
+  };
+  const auto plan = [&](double convertOps) {
+    workload::StepPlan p;
+    p.ops.push_back(tile(0, 4e6, 0.0));
+    p.ops.push_back(tile(1 << 20, 4e6, convertOps));
+    return p;
+  };
+  workload::SoftwareStackConfig half;
+  half.gemmEfficiency = 0.5;
+  struct Run {
+    double convertOps;
+    const workload::SoftwareStackConfig* stack;
+  };
+  const std::vector<Run> runs = {{0.0, nullptr}, {2e8, nullptr}, {2e8, &half}};
+  std::vector<std::unique_ptr<platform::Platform>> platforms;
+  std::vector<std::unique_ptr<runtime::StepDriver>> drivers;
+  for (const Run& run : runs) {
+    const auto n = drivers.size();
+    platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
+    drivers.push_back(std::make_unique<runtime::StepDriver>(fmt::format("driver{}", n).c_str(), plan(run.convertOps),
+                                                            config.chipConfig(0), tlm::TimingMode::kLooselyTimed));
+    drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
+    drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
+    drivers.back()->setStack(run.stack);
+  }
+  sc_core::sc_start();
+  for (const auto& d : drivers) ASSERT_TRUE(d->finished()) << d->error();
+  const auto firstTile = [&](std::size_t run) {
+    const auto& t = drivers[run]->timings()[0];
+    return (t.computeEnd - t.computeStart).to_seconds();
+  };
+  const double own = firstTile(0);     // GEMM and vector work, nothing ahead of them
+  const double queued = firstTile(1);  // the same behind the second tile's conversions
+  ASSERT_GT(queued, 2.0 * own) << "the first tile's vector work did not wait behind the conversions";
+  EXPECT_NEAR(firstTile(2) - queued, own, 1e-11) << "the stretch is the op's own time once more (1 / 0.5 - 1)";
+}
+
 // A stack with a kernel launch latency runs the step as a GPU stream does: each kernel (the tiles
 // of one op class of one layer) is launched once the previous kernel has ended, and only then
 // loads its operands. The step takes at least the launches longer, and more: each kernel's first
