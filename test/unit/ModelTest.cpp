@@ -104,6 +104,7 @@ TEST(Model, ParameterCountsMatchThePublishedFigures) {
   const Published models[] = {
       {"llama-3.1-70b", 70.6e9, 70.6e9, 0.02},
       {"gpt-oss-120b", 117e9, 5.1e9, 0.02},
+      {"gpt-oss-20b", 21e9, 3.6e9, 0.02},
       {"deepseek-r1", 671e9, 37e9, 0.02},
       // Published as "1T", one significant figure (0.95T..1.05T); the count is 1.026T.
       {"kimi-k2.5", 1e12, 32e9, 0.05},
