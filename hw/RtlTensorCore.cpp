@@ -347,8 +347,9 @@ void RtlTensorCore::execute(::tlm::tlm_generic_payload& payload, sc_core::sc_tim
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   const uint64_t cycles = run(gemm);
   const sc_core::sc_time end = sc_core::sc_time_stamp();
-  tlm::opOf(payload).queuedS = tlm::seconds(start - arrival);
-  m_stats.record(m_config, op, static_cast<double>(cycles), tlm::seconds(start - arrival),
+  const double queuedS = tlm::seconds(start - arrival);
+  tlm::opOf(payload).queuedS = queuedS;
+  m_stats.record(m_config, op, static_cast<double>(cycles), queuedS,
                  m_clock->stretch(static_cast<double>(cycles), m_config.clockHz));
   m_activity.emit(tlm::Activity::kMacs, op.shape.flops() / 2.0, op, start, end);
   m_activity.emit(tlm::Activity::kOperandBytes, TensorCore::operandBytes(op.shape, op.precision), op, start, end);

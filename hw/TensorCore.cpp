@@ -77,8 +77,9 @@ sc_core::sc_time TensorCore::serve(::tlm::tlm_generic_payload& payload, const sc
   }
   const sc_core::sc_time start = std::max(arrival, m_busyUntil);
   m_busyUntil = start + tlm::durationCeil(m_clock->seconds(static_cast<double>(cycles), m_config.clockHz));
-  tlm::opOf(payload).queuedS = tlm::seconds(start - arrival);
-  m_stats.record(m_config, op, static_cast<double>(cycles), tlm::seconds(start - arrival),
+  const double queuedS = tlm::seconds(start - arrival);
+  tlm::opOf(payload).queuedS = queuedS;
+  m_stats.record(m_config, op, static_cast<double>(cycles), queuedS,
                  m_clock->stretch(static_cast<double>(cycles), m_config.clockHz));
 
   const double flops = op.shape.flops();
