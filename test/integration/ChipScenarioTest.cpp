@@ -260,24 +260,30 @@ TEST(ChipScenario, DecodeStepAtBatch64StaysAboveItsRoofline) {
   decodeStep(64, 2048, 1.5, tlm::TimingMode::kLooselyTimed);
 }
 
-// Llama-3.1-70B decode steps on platforms of their own, all run by one sc_start(): each add()
-// elaborates a platform of `config` and a driver of the step, under `stack` (null: none).
-struct DecodeStepRig {
+// Steps on platforms of their own, all run by one sc_start(): each add() elaborates a platform of
+// `config` and a driver of the step, under `stack` (null: none).
+struct StepRig {
   std::vector<std::unique_ptr<platform::Platform>> platforms;
   std::vector<std::unique_ptr<runtime::StepDriver>> drivers;
 
-  runtime::StepDriver& add(const platform::PlatformConfig& config, int batch,
+  runtime::StepDriver& add(const platform::PlatformConfig& config, workload::StepPlan plan,
                            const workload::SoftwareStackConfig* stack) {
     const auto n = drivers.size();
     platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
-    drivers.push_back(std::make_unique<runtime::StepDriver>(
-        fmt::format("driver{}", n).c_str(),
-        runtime::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, 2048), config.chipConfig(0)),
-        config.chipConfig(0), tlm::TimingMode::kLooselyTimed));
+    drivers.push_back(std::make_unique<runtime::StepDriver>(fmt::format("driver{}", n).c_str(), std::move(plan),
+                                                            config.chipConfig(0), tlm::TimingMode::kLooselyTimed));
     drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
     drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
     drivers.back()->setStack(stack);
     return *drivers.back();
+  }
+  /// A Llama-3.1-70B decode step of `batch` sequences at 2,048 tokens of context.
+  runtime::StepDriver& add(const platform::PlatformConfig& config, int batch,
+                           const workload::SoftwareStackConfig* stack) {
+    return add(
+        config,
+        runtime::planDecodeStep(shippedModel("llama-3.1-70b"), test::decodeStep(batch, 2048), config.chipConfig(0)),
+        stack);
   }
 };
 
@@ -289,7 +295,7 @@ TEST(ChipScenario, AStackAtHalfMemoryEfficiencyDoublesAMemoryBoundStepInBothLoad
   platform::PlatformConfig config = shippedPlatform("jalapeno");
   workload::SoftwareStackConfig half;
   half.memoryEfficiency = 0.5;
-  DecodeStepRig rig;
+  StepRig rig;
   for (const hw::LoadIssue issue : {hw::LoadIssue::kOverlapped, hw::LoadIssue::kSerial}) {
     config.chipTypes[0].sram.loadIssue = issue;
     rig.add(config, 1, nullptr);
@@ -329,26 +335,14 @@ TEST(ChipScenario, AStackStretchesAnOpsOwnComputeNotItsWaitBehindTheNextTilesCon
   };
   workload::SoftwareStackConfig half;
   half.gemmEfficiency = 0.5;
-  struct Run {
-    double convertOps;
-    const workload::SoftwareStackConfig* stack;
-  };
-  const std::vector<Run> runs = {{0.0, nullptr}, {2e8, nullptr}, {2e8, &half}};
-  std::vector<std::unique_ptr<platform::Platform>> platforms;
-  std::vector<std::unique_ptr<runtime::StepDriver>> drivers;
-  for (const Run& run : runs) {
-    const auto n = drivers.size();
-    platforms.push_back(std::make_unique<platform::Platform>(fmt::format("platform{}", n).c_str(), config));
-    drivers.push_back(std::make_unique<runtime::StepDriver>(fmt::format("driver{}", n).c_str(), plan(run.convertOps),
-                                                            config.chipConfig(0), tlm::TimingMode::kLooselyTimed));
-    drivers.back()->loadPort.socket.bind(platforms.back()->chip(0).socket());
-    drivers.back()->computePort.socket.bind(platforms.back()->chip(0).socket());
-    drivers.back()->setStack(run.stack);
-  }
+  StepRig rig;
+  rig.add(config, plan(0.0), nullptr);
+  rig.add(config, plan(2e8), nullptr);
+  rig.add(config, plan(2e8), &half);
   sc_core::sc_start();
-  for (const auto& d : drivers) ASSERT_TRUE(d->finished()) << d->error();
+  for (const auto& d : rig.drivers) ASSERT_TRUE(d->finished()) << d->error();
   const auto firstTile = [&](std::size_t run) {
-    const auto& t = drivers[run]->timings()[0];
+    const auto& t = rig.drivers[run]->timings()[0];
     return (t.computeEnd - t.computeStart).to_seconds();
   };
   const double own = firstTile(0);     // GEMM and vector work, nothing ahead of them
@@ -367,7 +361,7 @@ TEST(ChipScenario, AStackWithAKernelLaunchLatencyRunsTheKernelsOneAfterAnother) 
   workload::SoftwareStackConfig gpu;
   gpu.kernelLaunchS = 5e-6;
   const sc_core::sc_time launch(gpu.kernelLaunchS, sc_core::SC_SEC);
-  DecodeStepRig rig;
+  StepRig rig;
   const runtime::StepDriver& streamed = rig.add(config, 4, nullptr);
   const runtime::StepDriver& launched = rig.add(config, 4, &gpu);
   sc_core::sc_start();
@@ -403,7 +397,7 @@ TEST(ChipScenario, AChipsCommandProcessorLaunchesTheKernelsAsAStacksLaunchLatenc
   const double hops = 2.0 * config.chipTypes[0].interconnect.hopLatencyS;
   workload::SoftwareStackConfig gpu;
   gpu.kernelLaunchS = 5e-6;
-  DecodeStepRig rig;
+  StepRig rig;
   const runtime::StepDriver& byStack = rig.add(config, 4, &gpu);
   config.chipTypes[0].commandProcessor.kernelLaunchS = gpu.kernelLaunchS - hops;
   const runtime::StepDriver& byChip = rig.add(config, 4, nullptr);
